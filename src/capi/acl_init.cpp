@@ -1,0 +1,82 @@
+// aclInit / aclFinalize, version and platform queries, fp16 helpers, app log.
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "base/dtype.h"
+#include "base/fp16.h"
+#include "capi/capi.h"
+
+using namespace openacl;
+using capi::guarded;
+using capi::runtime;
+
+extern "C" {
+
+aclError aclInit(const char* configPath) {
+  return guarded(__func__, [&] { return runtime().init(configPath); });
+}
+
+aclError aclFinalize(void) {
+  return guarded(__func__, [&] { return runtime().finalize(true, nullptr); });
+}
+
+aclError aclFinalizeReference(uint64_t* refCount) {
+  return guarded(__func__, [&] {
+    OPENACL_RETURN_IF_ERROR(capi::not_null(refCount, "refCount"));
+    return runtime().finalize(false, refCount);
+  });
+}
+
+aclError aclrtGetVersion(int32_t* majorVersion, int32_t* minorVersion, int32_t* patchVersion) {
+  return guarded(__func__, [&] {
+    OPENACL_RETURN_IF_ERROR(capi::not_null(majorVersion, "majorVersion"));
+    OPENACL_RETURN_IF_ERROR(capi::not_null(minorVersion, "minorVersion"));
+    OPENACL_RETURN_IF_ERROR(capi::not_null(patchVersion, "patchVersion"));
+    *majorVersion = ACL_MAJOR_VERSION;
+    *minorVersion = ACL_MINOR_VERSION;
+    *patchVersion = ACL_PATCH_VERSION;
+    return Status::Ok();
+  });
+}
+
+const char* aclrtGetSocName(void) {
+  // Before aclInit the configured name comes from the environment alone.
+  static thread_local std::string name;
+  try {
+    name = runtime().initialized() ? runtime().config().soc_name : config_from_env().soc_name;
+    return name.c_str();
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+aclError aclrtGetRunMode(aclrtRunMode* runMode) {
+  return guarded(__func__, [&] {
+    OPENACL_RETURN_IF_ERROR(capi::not_null(runMode, "runMode"));
+    *runMode = ACL_HOST;  // the application always runs on the host
+    return Status::Ok();
+  });
+}
+
+float aclFloat16ToFloat(aclFloat16 value) { return half_to_float(value); }
+
+aclFloat16 aclFloatToFloat16(float value) { return float_to_half(value); }
+
+size_t aclDataTypeSize(aclDataType dataType) { return dtype_size(static_cast<int>(dataType)); }
+
+void aclAppLog(aclLogLevel logLevel, const char* func, const char* file, uint32_t line, const char* fmt, ...) {
+  if (logLevel < ACL_DEBUG || logLevel > ACL_ERROR || !fmt) return;
+  auto level = static_cast<LogLevel>(logLevel);
+  if (!log_enabled(level)) return;
+  char body[1024];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(body, sizeof body, fmt, args);
+  va_end(args);
+  const char* base = file ? std::strrchr(file, '/') : nullptr;
+  base = base ? base + 1 : (file ? file : "?");
+  log_write(level, "APP", "%s:%u %s] %s", base, line, func ? func : "?", body);
+}
+
+}  // extern "C"

@@ -1,0 +1,65 @@
+#include "runtime/event.h"
+
+namespace openacl::rt {
+
+uint64_t Event::begin_record() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  recorded_ = ++next_gen_;
+  return recorded_;
+}
+
+uint64_t Event::latest_generation() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return recorded_;
+}
+
+void Event::complete(uint64_t gen) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (gen > completed_) {
+      completed_ = gen;
+      if (gen == recorded_) stamp_ = Clock::now();
+    }
+  }
+  cv_.notify_all();
+}
+
+void Event::reset(uint64_t gen) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (recorded_ <= gen) {
+      recorded_ = 0;
+      completed_ = 0;
+    }
+  }
+  cv_.notify_all();
+}
+
+bool Event::is_complete() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return recorded_ != 0 && completed_ >= recorded_;
+}
+
+bool Event::ever_recorded() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return recorded_ != 0;
+}
+
+bool Event::wait(uint64_t gen, int64_t timeout_ms) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto done = [&] { return reached(gen); };
+  if (timeout_ms < 0) {
+    cv_.wait(lock, done);
+    return true;
+  }
+  return cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), done);
+}
+
+bool Event::timestamp(Clock::time_point* out) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (recorded_ == 0 || completed_ < recorded_) return false;
+  *out = stamp_;
+  return true;
+}
+
+}  // namespace openacl::rt

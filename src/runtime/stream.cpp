@@ -1,0 +1,135 @@
+#include "runtime/stream.h"
+
+#include <chrono>
+
+#include "base/log.h"
+
+namespace openacl::rt {
+
+namespace {
+// A worker that just ran out of work polls this many times before sleeping:
+// back-to-back enqueues then cost no futex wake-up, and an idle worker still
+// sleeps within microseconds.
+constexpr int kSpinPolls = 2000;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+}  // namespace
+
+Stream::Stream(int device, Context* context, bool is_default, uint32_t priority, uint32_t flags)
+    : device_(device), context_(context), is_default_(is_default), priority_(priority), flags_(flags) {}
+
+Stream::~Stream() { shutdown(); }
+
+void Stream::enqueue(Task task, const char* what) {
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) {
+      // A task queued on a stream being torn down by another thread: it can no
+      // longer run; report it at the next synchronisation.
+      if (sticky_error_.ok())
+        sticky_error_ = Errorf(code::kRtParamInvalid, "task '%s' queued on a stream that was being destroyed", what);
+      return;
+    }
+    queue_.push_back(Item{std::move(task), what, ++enqueued_});
+    enqueue_hint_.store(enqueued_, std::memory_order_relaxed);
+    if (!worker_.joinable()) worker_ = std::thread(&Stream::worker_loop, this);
+    wake = worker_sleeping_;
+  }
+  if (wake) work_cv_.notify_one();
+}
+
+void Stream::worker_loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    if (queue_.empty()) {
+      const uint64_t seen = enqueue_hint_.load(std::memory_order_relaxed);
+      lock.unlock();
+      for (int i = 0; i < kSpinPolls; ++i) {
+        cpu_relax();
+        if (enqueue_hint_.load(std::memory_order_relaxed) != seen || stopping_.load(std::memory_order_relaxed))
+          break;  // the locked check below decides
+      }
+      lock.lock();
+      while (queue_.empty() && !stopping_) {
+        worker_sleeping_ = true;
+        work_cv_.wait(lock);
+        worker_sleeping_ = false;
+      }
+      if (queue_.empty() && stopping_) return;
+    }
+    Item item = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    Status st;
+    try {
+      st = item.task();
+    } catch (const std::exception& e) {
+      st = Errorf(code::kRtInternalError, "exception: %s", e.what());
+    } catch (...) {
+      st = Errorf(code::kRtInternalError, "unknown exception");
+    }
+    item.task = nullptr;  // release captures outside the lock
+    lock.lock();
+    if (!st.ok()) {
+      OACL_ERROR("stream %p: task #%llu '%s' failed (%d): %s", static_cast<void*>(this),
+                 static_cast<unsigned long long>(item.seq), item.what, st.code(), st.message().c_str());
+      if (sticky_error_.ok())
+        sticky_error_ = Errorf(st.code(), "task #%llu '%s' failed: %s", static_cast<unsigned long long>(item.seq),
+                               item.what, st.message().c_str());
+    }
+    ++completed_;
+    done_cv_.notify_all();
+  }
+}
+
+Status Stream::synchronize(int64_t timeout_ms) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const uint64_t target = enqueued_;
+  auto done = [&] { return completed_ >= target; };
+  if (timeout_ms < 0) {
+    done_cv_.wait(lock, done);
+  } else if (!done_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms), done)) {
+    return Errorf(code::kRtStreamSyncTimeout, "stream still has %llu pending task(s) after %lld ms",
+                  static_cast<unsigned long long>(target - completed_), static_cast<long long>(timeout_ms));
+  }
+  Status st = std::move(sticky_error_);
+  sticky_error_ = Status::Ok();
+  return st;
+}
+
+bool Stream::idle() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return completed_ >= enqueued_;
+}
+
+void Stream::discard_pending() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  completed_ += queue_.size();
+  queue_.clear();
+  done_cv_.notify_all();
+}
+
+void Stream::shutdown() {
+  std::thread worker;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const uint64_t target = enqueued_;
+    done_cv_.wait(lock, [&] { return completed_ >= target; });
+    stopping_ = true;
+    worker = std::move(worker_);
+  }
+  work_cv_.notify_all();
+  if (worker.joinable()) {
+    if (worker.get_id() == std::this_thread::get_id()) worker.detach();  // destroyed from its own task
+    else worker.join();
+  }
+}
+
+}  // namespace openacl::rt
