@@ -293,6 +293,9 @@ Status Runtime::destroy_stream(const void* handle, bool force) {
   if (!handle)
     return Errorf(code::kInvalidParam, "stream NULL is the default stream, which belongs to its context and "
                                        "cannot be destroyed");
+  if (auto s = streams_.get(handle); s && s->on_worker_thread())
+    return Errorf(code::kInvalidParam, "stream %p cannot be destroyed from one of its own tasks (callback or host "
+                                       "function); destroy it from another thread", handle);
   auto s = streams_.remove(handle);
   if (!s) return Errorf(code::kInvalidParam, "stream %p is unknown or already destroyed", handle);
   if (auto ctx = contexts_.get(s->context())) ctx->forget_stream(s.get());

@@ -109,6 +109,11 @@ bool Stream::idle() const {
   return completed_ >= enqueued_;
 }
 
+bool Stream::on_worker_thread() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return worker_.joinable() && worker_.get_id() == std::this_thread::get_id();
+}
+
 void Stream::discard_pending() {
   std::lock_guard<std::mutex> lock(mutex_);
   completed_ += queue_.size();
@@ -121,7 +126,9 @@ void Stream::shutdown() {
   {
     std::unique_lock<std::mutex> lock(mutex_);
     const uint64_t target = enqueued_;
-    done_cv_.wait(lock, [&] { return completed_ >= target; });
+    // From one of its own tasks the stream cannot drain: the running task is the caller.
+    const bool from_worker = worker_.joinable() && worker_.get_id() == std::this_thread::get_id();
+    if (!from_worker) done_cv_.wait(lock, [&] { return completed_ >= target; });
     stopping_ = true;
     worker = std::move(worker_);
   }

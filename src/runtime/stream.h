@@ -34,6 +34,8 @@ class Stream {
   // or kRtStreamSyncTimeout.
   Status synchronize(int64_t timeout_ms);
   bool idle() const;
+  // True on the stream's own worker thread (inside one of its tasks).
+  bool on_worker_thread() const;
   // Drops queued tasks that have not started (force destroy).
   void discard_pending();
   // Waits for the queue (unless discarded), stops the worker. Idempotent.
