@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -14,6 +15,12 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual const char* name() const = 0;
+  // Prepares `count` devices of `capacity` bytes each (called by aclInit);
+  // false when the address space cannot be reserved.
+  virtual bool open_devices(int count, uint64_t capacity) = 0;
+  // Releases every device's memory (called by aclFinalize, after the runtime
+  // has freed what it still tracked).
+  virtual void close_devices() = 0;
   // Device memory of `bytes` (already rounded by the caller) aligned to `alignment`.
   // nullptr when the system has none left.
   virtual void* allocate(int device, size_t bytes, size_t alignment) = 0;

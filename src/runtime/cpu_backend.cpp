@@ -1,27 +1,52 @@
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <vector>
 
 #include "runtime/backend.h"
+#include "runtime/device_arena.h"
 
 namespace openacl::rt {
 
 namespace {
 
+// Device memory lives in one reserved address range per device (DeviceArena);
+// host memory comes from the C heap.
 class CpuBackend final : public Backend {
  public:
   const char* name() const override { return "cpu"; }
-  void* allocate(int, size_t bytes, size_t alignment) override { return aligned(bytes, alignment); }
-  void deallocate(int, void* ptr) override { std::free(ptr); }
-  void* allocate_host(size_t bytes, size_t alignment) override { return aligned(bytes, alignment); }
+
+  bool open_devices(int count, uint64_t capacity) override {
+    arenas_.clear();
+    for (int i = 0; i < count; ++i) {
+      auto arena = std::make_unique<DeviceArena>();
+      if (!arena->reserve(capacity)) {
+        arenas_.clear();
+        return false;
+      }
+      arenas_.push_back(std::move(arena));
+    }
+    return true;
+  }
+  void close_devices() override { arenas_.clear(); }
+
+  void* allocate(int device, size_t bytes, size_t alignment) override {
+    if (device < 0 || device >= static_cast<int>(arenas_.size())) return nullptr;
+    return arenas_[static_cast<size_t>(device)]->allocate(bytes, alignment);
+  }
+  void deallocate(int device, void* ptr) override {
+    if (device >= 0 && device < static_cast<int>(arenas_.size())) arenas_[static_cast<size_t>(device)]->deallocate(ptr);
+  }
+  void* allocate_host(size_t bytes, size_t alignment) override {
+    void* p = nullptr;
+    return posix_memalign(&p, alignment, bytes) == 0 ? p : nullptr;
+  }
   void deallocate_host(void* ptr) override { std::free(ptr); }
   void copy(void* dst, const void* src, size_t count) override { std::memmove(dst, src, count); }
   void fill(void* dst, int value, size_t count) override { std::memset(dst, value, count); }
 
  private:
-  static void* aligned(size_t bytes, size_t alignment) {
-    void* p = nullptr;
-    return posix_memalign(&p, alignment, bytes) == 0 ? p : nullptr;
-  }
+  std::vector<std::unique_ptr<DeviceArena>> arenas_;
 };
 
 }  // namespace

@@ -21,6 +21,10 @@ std::optional<Allocation> MemoryRegistry::remove(const void* p) {
   if (it == live_.end()) return std::nullopt;
   Allocation a = it->second;
   live_.erase(it);
+  // Only device ranges are remembered: the backend never hands a freed device
+  // address to anyone else, while freed host memory returns to the C heap and
+  // may legitimately come back as a numpy buffer.
+  if (a.kind == MemKind::kHost) return a;
   freed_.push_back(a);
   if (freed_.size() > kFreedHistory) freed_.pop_front();
   return a;

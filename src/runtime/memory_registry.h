@@ -34,7 +34,7 @@ class MemoryRegistry {
   std::optional<Allocation> remove(const void* p);
   // The live allocation containing p, if any.
   std::optional<Allocation> find(const void* p) const;
-  // A recently freed allocation containing p (and not since reused), if any.
+  // A recently freed device allocation containing p (and not since reused), if any.
   std::optional<Allocation> find_freed(const void* p) const;
   std::vector<Allocation> live(int device_filter, bool all_devices) const;
   size_t device_bytes(int device) const;  // sum of `size` of the device's live allocations

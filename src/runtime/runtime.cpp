@@ -90,6 +90,11 @@ Status Runtime::init(const char* config_path) {
   log_configure_from_env();
   RuntimeConfig cfg = config_from_env();
   if (config_path && *config_path) OPENACL_RETURN_IF_ERROR(apply_acl_json(config_path, cfg));
+  if (!backend_->open_devices(cfg.device_count, cfg.device_memory))
+    return Errorf(code::kRtMemoryAllocation,
+                  "cannot reserve %d x %llu bytes of address space for the devices; lower OPENACL_DEVICE_MEMORY "
+                  "or OPENACL_DEVICE_COUNT",
+                  cfg.device_count, static_cast<unsigned long long>(cfg.device_memory));
   config_ = cfg;
   devices_.clear();
   for (int i = 0; i < cfg.device_count; ++i) {
@@ -153,7 +158,10 @@ Status Runtime::finalize(bool all_references, uint64_t* remaining) {
   if (!leaks.empty()) OACL_WARN("finalize freed %zu leaked allocation(s)", leaks.size());
   memory_.clear();
   std::lock_guard<std::mutex> lock(mutex_);
-  if (init_count_.load() == 0) devices_.clear();
+  if (init_count_.load() == 0) {
+    devices_.clear();
+    backend_->close_devices();
+  }
   return Status::Ok();
 }
 

@@ -1,0 +1,86 @@
+"""Runs every sample: Python ones with this interpreter, C ones from <build>/bin."""
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+import acl_helpers as H
+
+SAMPLES = H.REPO_ROOT / "samples"
+
+# sample -> lines its output must contain
+PYTHON_SAMPLES = {
+    "runtime_walk.py": ["runtime_walk: OK", "data verified", "callback ran once in thread"],
+    "resource_lifecycle.py": ["resource_lifecycle: OK", "1 reference(s) left"],
+    "memcpy_sync_async.py": ["memcpy_sync_async: OK", "2-D crop device -> device -> numpy"],
+    "memory_pool.py": ["memory_pool: OK", "no overlap", "every block verified"],
+    "two_devices_event.py": ["two_devices_event: OK", "data verified"],
+    "async_callback.py": ["async_callback: OK", "BLOCK    :", "NO_BLOCK :"],
+}
+
+C_SAMPLES = {
+    "runtime_walk": ["runtime_walk: OK", "data verified", "3 host functions"],
+}
+
+TIME_LIMIT_S = 10  # each sample is meant to run in a second or two
+
+
+def test_every_python_sample_is_listed():
+    on_disk = {p.name for p in (SAMPLES / "python").glob("*.py")}
+    assert on_disk == set(PYTHON_SAMPLES)
+
+
+def test_every_c_sample_is_listed():
+    on_disk = {p.stem for p in (SAMPLES / "c").glob("*.c")}
+    assert on_disk == set(C_SAMPLES)
+
+
+def _check(proc, expected, elapsed):
+    report = f"exit {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
+    assert proc.returncode == 0, report
+    for line in expected:
+        assert line in proc.stdout, f"missing {line!r}\n{report}"
+    assert elapsed < TIME_LIMIT_S
+
+
+@pytest.mark.parametrize("name", sorted(PYTHON_SAMPLES))
+def test_python_sample(name):
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, str(SAMPLES / "python" / name)], env=H.child_env(),
+                          cwd=str(H.REPO_ROOT), capture_output=True, text=True, timeout=60)
+    _check(proc, PYTHON_SAMPLES[name], time.monotonic() - t0)
+
+
+@pytest.mark.parametrize("name", sorted(C_SAMPLES))
+def test_c_sample(name):
+    exe = H.build_dir() / "bin" / name
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    env = H.child_env()
+    lib_dir = H.build_dir() / "lib"
+    env["LD_LIBRARY_PATH"] = str(lib_dir) + (os.pathsep + env["LD_LIBRARY_PATH"]
+                                             if env.get("LD_LIBRARY_PATH") else "")
+    t0 = time.monotonic()
+    proc = subprocess.run([str(exe)], env=env, capture_output=True, text=True, timeout=60)
+    _check(proc, C_SAMPLES[name], time.monotonic() - t0)
+
+
+def test_python_sample_fails_loudly_without_devices():
+    """Samples check every ret: with one device, the two-device sample exits non-zero."""
+    proc = subprocess.run([sys.executable, str(SAMPLES / "python" / "two_devices_event.py")],
+                          env=H.child_env({"OPENACL_DEVICE_COUNT": "1"}), capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode != 0
+    assert "two_devices_event: FAILED" in proc.stderr
+
+
+@pytest.mark.parametrize("name", sorted(PYTHON_SAMPLES))
+def test_python_sample_strict_mode(name):
+    """The samples are correct programs: strict mode has nothing to reject."""
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, str(SAMPLES / "python" / name)],
+                          env=H.child_env({"OPENACL_STRICT": "1"}), cwd=str(H.REPO_ROOT),
+                          capture_output=True, text=True, timeout=60)
+    _check(proc, PYTHON_SAMPLES[name], time.monotonic() - t0)
