@@ -1,5 +1,7 @@
 #include "runtime/event.h"
 
+#include "base/spin.h"
+
 namespace openacl::rt {
 
 uint64_t Event::begin_record() {
@@ -18,6 +20,7 @@ void Event::complete(uint64_t gen) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (gen > completed_) {
       completed_ = gen;
+      completed_hint_.store(gen, std::memory_order_release);
       if (gen == recorded_) stamp_ = Clock::now();
     }
   }
@@ -46,6 +49,10 @@ bool Event::ever_recorded() const {
 }
 
 bool Event::wait(uint64_t gen, int64_t timeout_ms) const {
+  // Poll briefly first: a record queued behind short work completes within microseconds.
+  if (timeout_ms != 0 && spin_until([&] { return completed_hint_.load(std::memory_order_acquire) >= gen; },
+                                    std::chrono::microseconds(50)))
+    return true;
   std::unique_lock<std::mutex> lock(mutex_);
   auto done = [&] { return reached(gen); };
   if (timeout_ms < 0) {

@@ -3,6 +3,7 @@
 // wait for the generation that was latest when they started waiting.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -42,6 +43,7 @@ class Event {
   mutable std::condition_variable cv_;
   uint64_t recorded_ = 0;   // latest generation queued (0: never recorded)
   uint64_t completed_ = 0;  // latest generation reached
+  std::atomic<uint64_t> completed_hint_{0};  // completed_, readable without the lock (only grows)
   uint64_t next_gen_ = 0;   // generations never repeat, even across resets
   Clock::time_point stamp_{};
 };

@@ -2,20 +2,34 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <chrono>
 
+#include "base/spin.h"
+
 namespace openacl::rt {
+
+namespace {
+// The report thread and a stream blocked on a callback poll this long before
+// sleeping, so a callback round trip needs no futex wake-up on either side.
+constexpr std::chrono::microseconds kHandOffPoll{50};
+}  // namespace
 
 struct Done {
   std::mutex mutex;
   std::condition_variable cv;
-  bool finished = false;
+  std::atomic<bool> finished{false};
   void signal() {
     {
       std::lock_guard<std::mutex> lock(mutex);
-      finished = true;
+      finished.store(true, std::memory_order_release);
     }
     cv.notify_all();
+  }
+  void wait() {
+    if (spin_until([&] { return finished.load(std::memory_order_acquire); }, kHandOffPoll)) return;
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return finished.load(std::memory_order_acquire); });
   }
 };
 
@@ -73,23 +87,25 @@ void ReportHub::deliver(uint64_t thread_id, Fn fn, void* data, bool block) {
     box = slot;
     std::lock_guard<std::mutex> box_lock(box->mutex);
     box->calls.push_back(Call{fn, data, done});
+    box->pending.store(box->calls.size(), std::memory_order_release);
   }
   box->cv.notify_all();
-  if (done) {
-    std::unique_lock<std::mutex> lock(done->mutex);
-    done->cv.wait(lock, [&] { return done->finished; });
-  }
+  if (done) done->wait();
 }
 
 Status ReportHub::process(int64_t timeout_ms) {
   auto box = inbox(static_cast<uint64_t>(pthread_self()));
   std::deque<Call> ready;
+  if (timeout_ms != 0)
+    spin_until([&] { return box->pending.load(std::memory_order_acquire) != 0; },
+               timeout_ms < 0 ? kHandOffPoll : std::min(kHandOffPoll, std::chrono::microseconds(timeout_ms * 1000)));
   {
     std::unique_lock<std::mutex> lock(box->mutex);
     auto has_calls = [&] { return !box->calls.empty(); };
     if (timeout_ms < 0) box->cv.wait(lock, has_calls);
     else box->cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), has_calls);
     ready.swap(box->calls);
+    box->pending.store(0, std::memory_order_release);
   }
   if (ready.empty())
     return Errorf(code::kRtReportTimeout, "no callback arrived within %lld ms", static_cast<long long>(timeout_ms));
@@ -109,6 +125,7 @@ void ReportHub::shutdown() {
     for (Call& c : box->calls)
       if (c.done) c.done->signal();
     box->calls.clear();
+    box->pending.store(0, std::memory_order_release);
   }
   inboxes_.clear();
 }

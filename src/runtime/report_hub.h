@@ -3,6 +3,7 @@
 // task it hands the call to that thread's inbox, and (BLOCK) waits for it to run.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -48,6 +49,7 @@ class ReportHub {
     std::mutex mutex;
     std::condition_variable cv;
     std::deque<Call> calls;
+    std::atomic<size_t> pending{0};  // calls.size(), readable without the lock
   };
   std::shared_ptr<Inbox> inbox(uint64_t thread_id);
 

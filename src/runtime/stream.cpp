@@ -3,22 +3,14 @@
 #include <chrono>
 
 #include "base/log.h"
+#include "base/spin.h"
 
 namespace openacl::rt {
 
 namespace {
-// A worker that just ran out of work polls this many times before sleeping:
-// back-to-back enqueues then cost no futex wake-up, and an idle worker still
-// sleeps within microseconds.
-constexpr int kSpinPolls = 2000;
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
+// A worker that just ran out of work polls this long before sleeping: back-to-back
+// enqueues then cost no futex wake-up, and an idle worker still sleeps soon.
+constexpr std::chrono::microseconds kIdlePoll{50};
 }  // namespace
 
 Stream::Stream(int device, Context* context, bool is_default, uint32_t priority, uint32_t flags)
@@ -51,11 +43,11 @@ void Stream::worker_loop() {
     if (queue_.empty()) {
       const uint64_t seen = enqueue_hint_.load(std::memory_order_relaxed);
       lock.unlock();
-      for (int i = 0; i < kSpinPolls; ++i) {
-        cpu_relax();
-        if (enqueue_hint_.load(std::memory_order_relaxed) != seen || stopping_.load(std::memory_order_relaxed))
-          break;  // the locked check below decides
-      }
+      spin_until(
+          [&] {
+            return enqueue_hint_.load(std::memory_order_relaxed) != seen || stopping_.load(std::memory_order_relaxed);
+          },
+          kIdlePoll);  // the locked check below decides
       lock.lock();
       while (queue_.empty() && !stopping_) {
         worker_sleeping_ = true;
@@ -85,6 +77,7 @@ void Stream::worker_loop() {
                                item.what, st.message().c_str());
     }
     ++completed_;
+    completed_hint_.store(completed_, std::memory_order_release);
     done_cv_.notify_all();
   }
 }
@@ -92,6 +85,12 @@ void Stream::worker_loop() {
 Status Stream::synchronize(int64_t timeout_ms) {
   std::unique_lock<std::mutex> lock(mutex_);
   const uint64_t target = enqueued_;
+  if (completed_ < target && timeout_ms != 0) {
+    // Short tasks finish within microseconds: poll before paying for a sleep.
+    lock.unlock();
+    spin_until([&] { return completed_hint_.load(std::memory_order_acquire) >= target; }, kIdlePoll);
+    lock.lock();
+  }
   auto done = [&] { return completed_ >= target; };
   if (timeout_ms < 0) {
     done_cv_.wait(lock, done);
@@ -117,6 +116,7 @@ bool Stream::on_worker_thread() const {
 void Stream::discard_pending() {
   std::lock_guard<std::mutex> lock(mutex_);
   completed_ += queue_.size();
+  completed_hint_.store(completed_, std::memory_order_release);
   queue_.clear();
   done_cv_.notify_all();
 }

@@ -69,7 +69,8 @@ class Stream {
   uint64_t completed_ = 0;  // tasks finished or discarded
   bool worker_sleeping_ = false;
   std::atomic<bool> stopping_{false};
-  std::atomic<uint64_t> enqueue_hint_{0};  // lets the idle worker poll without the lock
+  std::atomic<uint64_t> enqueue_hint_{0};    // lets the idle worker poll without the lock
+  std::atomic<uint64_t> completed_hint_{0};  // lets synchronizers poll without the lock
   Status sticky_error_;
   std::thread worker_;
 };
