@@ -20,7 +20,11 @@ class CpuBackend final : public Backend {
     arenas_.clear();
     for (int i = 0; i < count; ++i) {
       auto arena = std::make_unique<DeviceArena>();
-      if (!arena->reserve(capacity)) {
+      // Blocks start 64-byte aligned while CANN's accounting charges multiples of
+      // 32, so tiny blocks can take up to twice what they are charged: reserve
+      // twice the capacity (address space only) so the accounting, not the
+      // alignment, decides when a device is full.
+      if (!arena->reserve(capacity <= UINT64_MAX / 2 ? capacity * 2 : capacity) && !arena->reserve(capacity)) {
         arenas_.clear();
         return false;
       }

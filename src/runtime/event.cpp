@@ -7,6 +7,7 @@ namespace openacl::rt {
 uint64_t Event::begin_record() {
   std::lock_guard<std::mutex> lock(mutex_);
   recorded_ = ++next_gen_;
+  pending_.insert(recorded_);
   return recorded_;
 }
 
@@ -18,10 +19,10 @@ uint64_t Event::latest_generation() const {
 void Event::complete(uint64_t gen) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (gen > completed_) {
-      completed_ = gen;
-      completed_hint_.store(gen, std::memory_order_release);
-      if (gen == recorded_) stamp_ = Clock::now();
+    pending_.erase(gen);
+    if (gen == recorded_) {
+      stamp_ = Clock::now();
+      stamped_gen_ = gen;
     }
   }
   cv_.notify_all();
@@ -32,7 +33,7 @@ void Event::reset(uint64_t gen) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (recorded_ <= gen) {
       recorded_ = 0;
-      completed_ = 0;
+      pending_.clear();  // releases waiters on earlier records, as a reset does
     }
   }
   cv_.notify_all();
@@ -40,19 +41,16 @@ void Event::reset(uint64_t gen) {
 
 bool Event::is_complete() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return recorded_ != 0 && completed_ >= recorded_;
-}
-
-bool Event::ever_recorded() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return recorded_ != 0;
+  return recorded_ != 0 && reached(recorded_);
 }
 
 bool Event::wait(uint64_t gen, int64_t timeout_ms) const {
+  auto done_locked = [&] {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return reached(gen);
+  };
   // Poll briefly first: a record queued behind short work completes within microseconds.
-  if (timeout_ms != 0 && spin_until([&] { return completed_hint_.load(std::memory_order_acquire) >= gen; },
-                                    std::chrono::microseconds(50)))
-    return true;
+  if (timeout_ms != 0 && spin_until(done_locked, std::chrono::microseconds(50))) return true;
   std::unique_lock<std::mutex> lock(mutex_);
   auto done = [&] { return reached(gen); };
   if (timeout_ms < 0) {
@@ -64,7 +62,7 @@ bool Event::wait(uint64_t gen, int64_t timeout_ms) const {
 
 bool Event::timestamp(Clock::time_point* out) const {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (recorded_ == 0 || completed_ < recorded_) return false;
+  if (recorded_ == 0 || !reached(recorded_) || stamped_gen_ != recorded_) return false;
   *out = stamp_;
   return true;
 }

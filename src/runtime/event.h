@@ -1,13 +1,15 @@
 // An event marks a point in a stream. Each record gets a generation number when
-// it is queued; the stream completes that generation when it reaches it. Waiters
-// wait for the generation that was latest when they started waiting.
+// it is queued; the stream completes that generation when it reaches it. A wait
+// waits for the generation that was latest when the wait was issued — a newer
+// record completing elsewhere does not release it. Records on different streams
+// may complete out of order, so pending generations are tracked one by one.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <set>
 
 namespace openacl::rt {
 
@@ -18,7 +20,7 @@ class Event {
   explicit Event(uint32_t flags) : flags_(flags) {}
 
   uint32_t flags() const { return flags_; }
-  // Host side of record/reset: returns the generation the queued task carries.
+  // Host side of record: returns the generation the queued task carries.
   uint64_t begin_record();
   uint64_t latest_generation() const;
   // Stream side: the record `gen` has been reached.
@@ -28,7 +30,6 @@ class Event {
 
   // Latest record reached (false when never recorded or still pending).
   bool is_complete() const;
-  bool ever_recorded() const;
   // Waits until generation `gen` is reached (or reset away). timeout_ms < 0: forever.
   // Returns false on timeout.
   bool wait(uint64_t gen, int64_t timeout_ms) const;
@@ -36,15 +37,15 @@ class Event {
   bool timestamp(Clock::time_point* out) const;
 
  private:
-  bool reached(uint64_t gen) const { return completed_ >= gen || recorded_ < gen; }
+  bool reached(uint64_t gen) const { return pending_.count(gen) == 0; }
 
   const uint32_t flags_;
   mutable std::mutex mutex_;
   mutable std::condition_variable cv_;
-  uint64_t recorded_ = 0;   // latest generation queued (0: never recorded)
-  uint64_t completed_ = 0;  // latest generation reached
-  std::atomic<uint64_t> completed_hint_{0};  // completed_, readable without the lock (only grows)
-  uint64_t next_gen_ = 0;   // generations never repeat, even across resets
+  uint64_t recorded_ = 0;      // latest generation queued (0: never recorded / reset)
+  uint64_t next_gen_ = 0;      // generations never repeat, even across resets
+  std::set<uint64_t> pending_; // queued, not yet reached
+  uint64_t stamped_gen_ = 0;   // generation stamp_ belongs to
   Clock::time_point stamp_{};
 };
 
