@@ -25,6 +25,15 @@ extern "C" {
 #define ACL_FUNC_VISIBILITY __attribute__((visibility("default")))
 #endif
 
+/* C++ reads an enum parameter holding a value outside its enumerators as
+ * undefined behaviour; a fixed int underlying type (the same ABI as C's enums)
+ * makes any int a valid value, so bad values reach our checks instead. */
+#ifdef __cplusplus
+#define ACL_ENUM_INT : int
+#else
+#define ACL_ENUM_INT
+#endif
+
 #ifdef __GNUC__
 #define ACL_DEPRECATED __attribute__((deprecated))
 #define ACL_DEPRECATED_MESSAGE(message) __attribute__((deprecated(message)))
@@ -123,7 +132,7 @@ static const int ACL_ERROR_PROFILING_FAILURE = 500005;
 #define ACL_TENSOR_VALUE_RANGE_NUM 2
 #define ACL_UNKNOWN_RANK 0xFFFFFFFFFFFFFFFE
 
-typedef enum {
+typedef enum ACL_ENUM_INT {
     ACL_DT_UNDEFINED = -1,
     ACL_FLOAT = 0,
     ACL_FLOAT16 = 1,
@@ -154,7 +163,7 @@ typedef enum {
     ACL_FLOAT4_E1M2 = 41
 } aclDataType;
 
-typedef enum {
+typedef enum ACL_ENUM_INT {
     ACL_FORMAT_UNDEFINED = -1,
     ACL_FORMAT_NCHW = 0,
     ACL_FORMAT_NHWC = 1,
@@ -177,14 +186,14 @@ typedef enum {
     ACL_FORMAT_FRACTAL_NZ_C0_8 = 54
 } aclFormat;
 
-typedef enum {
+typedef enum ACL_ENUM_INT {
     ACL_DEBUG = 0,
     ACL_INFO = 1,
     ACL_WARNING = 2,
     ACL_ERROR = 3
 } aclLogLevel;
 
-typedef enum {
+typedef enum ACL_ENUM_INT {
     ACL_MEMTYPE_DEVICE = 0,
     ACL_MEMTYPE_HOST = 1,
     ACL_MEMTYPE_HOST_COMPILE_INDEPENDENT = 2

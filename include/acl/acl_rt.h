@@ -42,46 +42,46 @@ extern "C" {
 #define ACL_STREAM_CPU_SCHEDULE 0x00000010U
 #define ACL_STREAM_DEVICE_USE_ONLY 0x00000020U
 
-typedef enum aclrtRunMode {
+typedef enum aclrtRunMode ACL_ENUM_INT {
     ACL_DEVICE = 0,
     ACL_HOST = 1
 } aclrtRunMode;
 
-typedef enum aclrtTsId {
+typedef enum aclrtTsId ACL_ENUM_INT {
     ACL_TS_ID_AICORE = 0,
     ACL_TS_ID_AIVECTOR = 1,
     ACL_TS_ID_RESERVED = 2
 } aclrtTsId;
 
-typedef enum aclrtEventStatus {
+typedef enum aclrtEventStatus ACL_ENUM_INT {
     ACL_EVENT_STATUS_COMPLETE = 0,
     ACL_EVENT_STATUS_NOT_READY = 1,
     ACL_EVENT_STATUS_RESERVED = 2
 } aclrtEventStatus;
 
-typedef enum aclrtEventRecordedStatus {
+typedef enum aclrtEventRecordedStatus ACL_ENUM_INT {
     ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
     ACL_EVENT_RECORDED_STATUS_COMPLETE = 1
 } aclrtEventRecordedStatus;
 
-typedef enum aclrtEventWaitStatus {
+typedef enum aclrtEventWaitStatus ACL_ENUM_INT {
     ACL_EVENT_WAIT_STATUS_COMPLETE = 0,
     ACL_EVENT_WAIT_STATUS_NOT_READY = 1,
     ACL_EVENT_WAIT_STATUS_RESERVED = 0xFFFF
 } aclrtEventWaitStatus;
 
-typedef enum aclrtStreamStatus {
+typedef enum aclrtStreamStatus ACL_ENUM_INT {
     ACL_STREAM_STATUS_COMPLETE = 0,
     ACL_STREAM_STATUS_NOT_READY = 1,
     ACL_STREAM_STATUS_RESERVED = 0xFFFF
 } aclrtStreamStatus;
 
-typedef enum aclrtCallbackBlockType {
+typedef enum aclrtCallbackBlockType ACL_ENUM_INT {
     ACL_CALLBACK_NO_BLOCK = 0,
     ACL_CALLBACK_BLOCK = 1
 } aclrtCallbackBlockType;
 
-typedef enum aclrtMemcpyKind {
+typedef enum aclrtMemcpyKind ACL_ENUM_INT {
     ACL_MEMCPY_HOST_TO_HOST = 0,
     ACL_MEMCPY_HOST_TO_DEVICE = 1,
     ACL_MEMCPY_DEVICE_TO_HOST = 2,
@@ -92,7 +92,7 @@ typedef enum aclrtMemcpyKind {
     ACL_MEMCPY_INTER_DEVICE_TO_DEVICE = 7
 } aclrtMemcpyKind;
 
-typedef enum aclrtMemMallocPolicy {
+typedef enum aclrtMemMallocPolicy ACL_ENUM_INT {
     ACL_MEM_MALLOC_HUGE_FIRST = 0,
     ACL_MEM_MALLOC_HUGE_ONLY = 1,
     ACL_MEM_MALLOC_NORMAL_ONLY = 2,
@@ -106,7 +106,7 @@ typedef enum aclrtMemMallocPolicy {
     ACL_MEM_ACCESS_USER_SPACE_READONLY = 0x100000
 } aclrtMemMallocPolicy;
 
-typedef enum aclrtMemAttr {
+typedef enum aclrtMemAttr ACL_ENUM_INT {
     ACL_DDR_MEM = 0,
     ACL_HBM_MEM = 1,
     ACL_DDR_MEM_HUGE = 2,
