@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Installs what OpenACL needs to build and test, from Debian's packages and PyPI
+# only. Idempotent and quick when everything is present: it looks first and
+# installs only what is missing (no `apt-get update` when nothing is missing).
+#
+# Debian: cmake ninja-build g++ pkg-config nlohmann-json3-dev libgtest-dev
+#         libgmock-dev python3-dev
+# PyPI (for the `python3` on PATH): numpy pytest scikit-build-core
+#
+# Environment: OPENACL_SKIP_APT=1 / OPENACL_SKIP_PIP=1 skip a half (for machines
+# where another tool manages it).
+set -euo pipefail
+
+log() { printf '[install-deps] %s\n' "$*"; }
+
+APT_PACKAGES=(
+  cmake
+  ninja-build
+  g++
+  pkg-config
+  nlohmann-json3-dev
+  libgtest-dev
+  libgmock-dev
+  python3-dev
+)
+
+# Python import name -> PyPI distribution name.
+PIP_MODULES=(numpy pytest scikit_build_core)
+PIP_DISTS=(numpy pytest scikit-build-core)
+
+SUDO=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO=(sudo)
+  fi
+fi
+
+apt_installed() {
+  local status
+  status=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)
+  [[ $status == "install ok installed" ]]
+}
+
+install_apt() {
+  if [[ ${OPENACL_SKIP_APT:-0} == 1 ]]; then
+    log "apt: skipped (OPENACL_SKIP_APT=1)"
+    return 0
+  fi
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    log "apt: not a Debian system; install by hand: ${APT_PACKAGES[*]}"
+    return 0
+  fi
+  local missing=() pkg
+  for pkg in "${APT_PACKAGES[@]}"; do
+    apt_installed "$pkg" || missing+=("$pkg")
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    log "apt: all ${#APT_PACKAGES[@]} packages present"
+    return 0
+  fi
+  log "apt: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${SUDO[@]}" apt-get update -q
+  "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+install_pip() {
+  if [[ ${OPENACL_SKIP_PIP:-0} == 1 ]]; then
+    log "pip: skipped (OPENACL_SKIP_PIP=1)"
+    return 0
+  fi
+  local py
+  py=$(command -v python3) || { log "pip: no python3 on PATH"; return 1; }
+  local missing=() i
+  for i in "${!PIP_MODULES[@]}"; do
+    if ! "$py" -c "import ${PIP_MODULES[$i]}" >/dev/null 2>&1; then
+      missing+=("${PIP_DISTS[$i]}")
+    fi
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    log "pip: ${PIP_DISTS[*]} present for $py"
+    return 0
+  fi
+  if ! "$py" -m pip --version >/dev/null 2>&1; then
+    log "pip: $py has no pip; installing python3-pip"
+    export DEBIAN_FRONTEND=noninteractive
+    "${SUDO[@]}" apt-get update -q
+    "${SUDO[@]}" apt-get install -y -q --no-install-recommends python3-pip
+  fi
+  local extra=()
+  # Debian's own interpreter refuses pip installs (PEP 668) unless told.
+  if "$py" -c 'import sys, sysconfig, os; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["stdlib"], "EXTERNALLY-MANAGED")) and sys.prefix == sys.base_prefix else 1)'; then
+    extra+=(--break-system-packages)
+  fi
+  log "pip: installing ${missing[*]} for $py"
+  "$py" -m pip install --disable-pip-version-check -q "${extra[@]}" "${missing[@]}"
+}
+
+install_apt
+install_pip
+log "done"

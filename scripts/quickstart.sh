@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The README's one command for a fresh machine (Debian 12, root or sudo):
+#   1. installs every dependency (scripts/install-deps.sh: Debian packages, PyPI),
+#   2. builds the tree (scripts/build.sh -> build/),
+#   3. installs OpenACL for the python3 on PATH: `python3 -m pip install .`
+#      (the `acl` module, libascendcl.so, headers and tools, via scikit-build-core),
+#   4. runs the main job with what was installed: samples/python/runtime_walk.py
+#      with the installed `acl` module (from a directory outside the repository,
+#      so nothing from the build tree is picked up), then the C sample
+#      build/bin/runtime_walk.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+PY=$(command -v python3) || { echo "quickstart: python3 not found" >&2; exit 1; }
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "1/4 dependencies"
+bash scripts/install-deps.sh
+
+step "2/4 build (build/)"
+bash scripts/build.sh build
+
+step "3/4 $PY -m pip install .  (acl module, libascendcl.so, headers, tools)"
+# pyproject.toml keeps scikit-build-core's build directory under build/, so a
+# second run is incremental.
+"$PY" -m pip install --disable-pip-version-check "$ROOT"
+
+step "4/4 main job: runtime walk"
+RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/openacl-quickstart.XXXXXX")
+trap 'rm -rf "$RUN_DIR"' EXIT
+cp "$ROOT/samples/python/runtime_walk.py" "$RUN_DIR/"
+(
+  cd "$RUN_DIR"
+  unset PYTHONPATH OPENACL_BUILD_DIR
+  "$PY" -c 'import acl, os; print("acl module:", os.path.realpath(acl.__file__))'
+  "$PY" runtime_walk.py
+)
+echo
+"$ROOT/build/bin/runtime_walk"
+
+echo
+echo "quickstart: done. Run every test with scripts/test.sh"

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# THE test command of OpenACL (README, .ci/run). Runs every test:
+#
+#   deps         scripts/install-deps.sh (Debian packages + PyPI, only what is missing)
+#   build        scripts/build.sh: Release build in build/
+#   ctest        every GoogleTest suite registered with CTest (all labels)
+#   pytest       tests/python against build/python (it also runs every sample)
+#   install      scripts/install_check.sh: cmake --install, find_package + pkg-config consumers
+#   asan-build   build-asan/: OPENACL_SANITIZE='address;undefined', no Python, no bench
+#   asan-ctest   every CTest test under ASan + UBSan (leak detection on)
+#   asan-samples the C samples (samples/c) built with ASan + UBSan, run
+#   tsan-build   build-tsan/: OPENACL_SANITIZE=thread, no Python, no bench
+#   tsan-ctest   `ctest -L concurrency` under ThreadSanitizer
+#
+#   scripts/test.sh [--quick] [--no-deps]
+#     --quick    skip the sanitizer builds (for developers)
+#     --no-deps  skip install-deps.sh
+#
+# A failing step does not stop the others (steps that need a failed one are
+# reported as failed without running). Ends with one summary line per step and
+# the line "N passed, M failed" counting steps; exits non-zero if any failed.
+#
+# Environment: OPENACL_JOBS (build parallelism, default 2), OPENACL_CTEST_JOBS
+# (default 1: the suites take seconds, and running them side by side on two
+# cores only makes their internal timeouts flaky), OPENACL_TEST_TIMEOUT (per
+# test without its own TIMEOUT property, seconds, default 600),
+# OPENACL_PYTEST_TIMEOUT (the whole pytest run, seconds, default 1200).
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT" || exit 2
+
+QUICK=0
+DEPS=1
+for arg in "$@"; do
+  case $arg in
+    --quick) QUICK=1 ;;
+    --no-deps) DEPS=0 ;;
+    -h|--help) sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+CTEST_JOBS=${OPENACL_CTEST_JOBS:-1}
+TEST_TIMEOUT=${OPENACL_TEST_TIMEOUT:-600}
+PYTEST_TIMEOUT=${OPENACL_PYTEST_TIMEOUT:-1200}
+PY=$(command -v python3 || echo python3)
+
+# Sanitizer settings: stop at the first report, report leaks, keep stacks readable.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:detect_leaks=1:abort_on_error=0:check_initialization_order=1:strict_init_order=1:detect_odr_violation=2}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+
+STEP_NAMES=()
+STEP_RESULTS=()
+STEP_TIMES=()
+declare -A STEP_OK=()
+
+# run_step NAME "NEEDS" CMD... — NEEDS: space-separated steps that must have passed.
+run_step() {
+  local name=$1 needs=$2
+  shift 2
+  local need
+  for need in $needs; do
+    if [[ ${STEP_OK[$need]:-0} != 1 ]]; then
+      printf '\n==> [%s] not run: needs step "%s", which failed\n' "$name" "$need"
+      STEP_NAMES+=("$name"); STEP_RESULTS+=("FAILED (not run: $need failed)"); STEP_TIMES+=(0)
+      STEP_OK[$name]=0
+      return
+    fi
+  done
+  printf '\n==> [%s] %s\n' "$name" "$*"
+  local start rc
+  start=$(date +%s)
+  "$@"
+  rc=$?
+  local took=$(( $(date +%s) - start ))
+  STEP_NAMES+=("$name"); STEP_TIMES+=("$took")
+  if [[ $rc -eq 0 ]]; then
+    STEP_RESULTS+=("passed"); STEP_OK[$name]=1
+  else
+    STEP_RESULTS+=("FAILED (exit $rc)"); STEP_OK[$name]=0
+  fi
+  printf '==> [%s] %s in %ss\n' "$name" "${STEP_RESULTS[-1]}" "$took"
+}
+
+ctest_in() {  # ctest_in BUILD_DIR [ctest args...]
+  local dir=$1
+  shift
+  ctest --test-dir "$dir" --output-on-failure --no-tests=error \
+    --timeout "$TEST_TIMEOUT" -j "$CTEST_JOBS" "$@"
+}
+
+pytest_suite() {
+  local rc
+  # A hung test must not eat CI's 90 minutes: the whole suite gets a deadline.
+  OPENACL_BUILD_DIR=build timeout --kill-after=30 "$PYTEST_TIMEOUT" \
+    "$PY" -m pytest tests/python -ra -p no:cacheprovider
+  rc=$?
+  if [[ $rc -eq 5 ]]; then
+    echo "pytest: no tests were collected in tests/python" >&2
+  elif [[ $rc -eq 124 || $rc -eq 137 ]]; then
+    echo "pytest: still running after ${PYTEST_TIMEOUT}s; stopped" >&2
+  fi
+  return $rc
+}
+
+# The C samples, built in the ASan tree, run under the sanitizers too.
+asan_samples() {
+  local src name failed=0 ran=0
+  for src in samples/c/*.c; do
+    [[ -e $src ]] || continue
+    name=$(basename "$src" .c)
+    echo "--- build-asan/bin/$name"
+    ran=$((ran + 1))
+    if ! timeout --kill-after=10 120 "build-asan/bin/$name"; then
+      echo "--- $name FAILED" >&2
+      failed=$((failed + 1))
+    fi
+  done
+  echo "asan-samples: $((ran - failed)) of $ran samples passed"
+  [[ $failed -eq 0 ]]
+}
+
+# ThreadSanitizer needs a layout it knows; on kernels with high mmap entropy
+# it aborts with "unexpected memory mapping". Running without ASLR avoids it.
+tsan_ctest() {
+  local prefix=()
+  if command -v setarch >/dev/null 2>&1 && setarch "$(uname -m)" -R true 2>/dev/null; then
+    prefix=(setarch "$(uname -m)" -R)
+  fi
+  "${prefix[@]}" ctest --test-dir build-tsan --output-on-failure --no-tests=error \
+    --timeout "$TEST_TIMEOUT" -j "$CTEST_JOBS" -L concurrency
+}
+
+SAN_ARGS=(-DOPENACL_BUILD_PYTHON=OFF -DOPENACL_BUILD_BENCH=OFF
+          "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g")
+
+TOTAL_START=$(date +%s)
+
+if [[ $DEPS -eq 1 ]]; then
+  run_step deps "" bash scripts/install-deps.sh
+fi
+run_step build "" bash scripts/build.sh build
+run_step ctest "build" ctest_in build
+run_step pytest "build" pytest_suite
+run_step install "build" bash scripts/install_check.sh build
+if [[ $QUICK -eq 0 ]]; then
+  run_step asan-build "" env OPENACL_BUILD_TYPE=RelWithDebInfo bash scripts/build.sh build-asan -- \
+    "-DOPENACL_SANITIZE=address;undefined" "${SAN_ARGS[@]}"
+  run_step asan-ctest "asan-build" ctest_in build-asan
+  run_step asan-samples "asan-build" asan_samples
+  run_step tsan-build "" env OPENACL_BUILD_TYPE=RelWithDebInfo bash scripts/build.sh build-tsan -- \
+    "-DOPENACL_SANITIZE=thread" "${SAN_ARGS[@]}"
+  run_step tsan-ctest "tsan-build" tsan_ctest
+fi
+
+TOTAL=$(( $(date +%s) - TOTAL_START ))
+passed=0
+failed=0
+echo
+echo "==> summary (total ${TOTAL}s)"
+for i in "${!STEP_NAMES[@]}"; do
+  printf '  %-12s %-32s %5ss\n' "${STEP_NAMES[$i]}" "${STEP_RESULTS[$i]}" "${STEP_TIMES[$i]}"
+  if [[ ${STEP_OK[${STEP_NAMES[$i]}]} == 1 ]]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+  fi
+done
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
