@@ -47,6 +47,16 @@ Status wait_event(aclrtEvent event, int32_t timeout) {
   return Status::Ok();
 }
 
+// The three query flavours differ only in their enum values.
+template <class T>
+Status event_status(aclrtEvent event, T* status, T complete, T not_ready) {
+  OPENACL_RETURN_IF_ERROR(capi::not_null(status, "status"));
+  std::shared_ptr<rt::Event> ev;
+  OPENACL_RETURN_IF_ERROR(resolve_event(event, &ev));
+  *status = ev->is_complete() ? complete : not_ready;
+  return Status::Ok();
+}
+
 }  // namespace
 
 extern "C" {
@@ -184,33 +194,15 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
 }
 
 aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus* status) {
-  return guarded(__func__, [&] {
-    OPENACL_RETURN_IF_ERROR(capi::not_null(status, "status"));
-    std::shared_ptr<rt::Event> ev;
-    OPENACL_RETURN_IF_ERROR(resolve_event(event, &ev));
-    *status = ev->is_complete() ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
-    return Status::Ok();
-  });
+  return guarded(__func__, [&] { return event_status(event, status, ACL_EVENT_STATUS_COMPLETE, ACL_EVENT_STATUS_NOT_READY); });
 }
 
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* status) {
-  return guarded(__func__, [&] {
-    OPENACL_RETURN_IF_ERROR(capi::not_null(status, "status"));
-    std::shared_ptr<rt::Event> ev;
-    OPENACL_RETURN_IF_ERROR(resolve_event(event, &ev));
-    *status = ev->is_complete() ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
-    return Status::Ok();
-  });
+  return guarded(__func__, [&] { return event_status(event, status, ACL_EVENT_RECORDED_STATUS_COMPLETE, ACL_EVENT_RECORDED_STATUS_NOT_READY); });
 }
 
 aclError aclrtQueryEventWaitStatus(aclrtEvent event, aclrtEventWaitStatus* status) {
-  return guarded(__func__, [&] {
-    OPENACL_RETURN_IF_ERROR(capi::not_null(status, "status"));
-    std::shared_ptr<rt::Event> ev;
-    OPENACL_RETURN_IF_ERROR(resolve_event(event, &ev));
-    *status = ev->is_complete() ? ACL_EVENT_WAIT_STATUS_COMPLETE : ACL_EVENT_WAIT_STATUS_NOT_READY;
-    return Status::Ok();
-  });
+  return guarded(__func__, [&] { return event_status(event, status, ACL_EVENT_WAIT_STATUS_COMPLETE, ACL_EVENT_WAIT_STATUS_NOT_READY); });
 }
 
 aclError aclrtSynchronizeEvent(aclrtEvent event) {
