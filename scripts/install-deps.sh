@@ -22,11 +22,15 @@ APT_PACKAGES=(
   libgtest-dev
   libgmock-dev
   python3-dev
+  libprotobuf-dev
+  protobuf-compiler
+  libonnx-dev
 )
 
 # Python import name -> PyPI distribution name.
-PIP_MODULES=(numpy pytest scikit_build_core)
-PIP_DISTS=(numpy pytest scikit-build-core)
+# onnx: its backend node tests are the conformance corpus, and it writes test models.
+PIP_MODULES=(numpy pytest scikit_build_core onnx)
+PIP_DISTS=(numpy pytest scikit-build-core onnx)
 
 SUDO=()
 if [[ $(id -u) -ne 0 ]]; then
