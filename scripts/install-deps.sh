@@ -30,7 +30,7 @@ APT_PACKAGES=(
 # Python import name -> PyPI distribution name.
 # onnx: its backend node tests are the conformance corpus, and it writes test models.
 PIP_MODULES=(numpy pytest scikit_build_core onnx)
-PIP_DISTS=(numpy pytest scikit-build-core onnx)
+PIP_DISTS=(numpy pytest scikit-build-core onnx==1.23.2)
 
 SUDO=()
 if [[ $(id -u) -ne 0 ]]; then

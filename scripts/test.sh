@@ -5,6 +5,8 @@
 #   build        scripts/build.sh: Release build in build/
 #   ctest        every GoogleTest suite registered with CTest (all labels)
 #   pytest       tests/python against build/python (it also runs every sample)
+#   conformance  ONNX backend node tests through import + shape inference
+#                (tests/conformance/node_shapes.py, expected_failures.txt)
 #   install      scripts/install_check.sh: cmake --install, find_package + pkg-config consumers
 #   asan-build   build-asan/: OPENACL_SANITIZE='address;undefined', no Python, no bench
 #   asan-ctest   every CTest test under ASan + UBSan (leak detection on)
@@ -146,6 +148,7 @@ run_step build "" bash scripts/build.sh build
 run_step ctest "build" ctest_in build
 run_step pytest "build" pytest_suite
 run_step install "build" bash scripts/install_check.sh build
+run_step conformance "build" "$PY" tests/conformance/node_shapes.py --build build
 if [[ $QUICK -eq 0 ]]; then
   run_step asan-build "" env OPENACL_BUILD_TYPE=RelWithDebInfo bash scripts/build.sh build-asan -- \
     "-DOPENACL_SANITIZE=address;undefined" "${SAN_ARGS[@]}"

@@ -8,7 +8,8 @@ size_t dtype_bytes(DType t) {
   switch (t) {
     case DType::kFloat32: case DType::kInt32: case DType::kUInt32: return 4;
     case DType::kUInt8: case DType::kInt8: case DType::kBool:
-    case DType::kFloat8E4M3FN: case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2: case DType::kFloat8E5M2FNUZ: return 1;
+    case DType::kFloat8E4M3FN: case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2: case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat8E8M0: return 1;
     case DType::kUInt16: case DType::kInt16: case DType::kFloat16: case DType::kBFloat16: return 2;
     case DType::kInt64: case DType::kUInt64: case DType::kFloat64: case DType::kComplex64: return 8;
     case DType::kComplex128: return 16;
@@ -41,6 +42,10 @@ const char* dtype_name(DType t) {
     case DType::kFloat8E5M2FNUZ: return "float8e5m2fnuz";
     case DType::kUInt4: return "uint4";
     case DType::kInt4: return "int4";
+    case DType::kFloat4E2M1: return "float4e2m1";
+    case DType::kFloat8E8M0: return "float8e8m0";
+    case DType::kUInt2: return "uint2";
+    case DType::kInt2: return "int2";
   }
   static thread_local char buf[24];
   std::snprintf(buf, sizeof buf, "dtype(%d)", static_cast<int>(t));

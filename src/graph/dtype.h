@@ -31,6 +31,10 @@ enum class DType : int32_t {
   kFloat8E5M2FNUZ = 20,
   kUInt4 = 21,
   kInt4 = 22,
+  kFloat4E2M1 = 23,
+  kFloat8E8M0 = 24,
+  kUInt2 = 25,
+  kInt2 = 26,
 };
 
 // Bytes per element (0 for undefined, string and sub-byte types).
