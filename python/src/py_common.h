@@ -55,6 +55,16 @@ inline unsigned long from_ptr(const void* ptr) {
 inline PyObject* code_result(aclError ret) { return PyLong_FromLong(ret); }
 // `(handle_or_address, ret)`.
 inline PyObject* ptr_result(const void* ptr, aclError ret) { return Py_BuildValue("(ki)", from_ptr(ptr), ret); }
+// Calls `call` (returning aclError) with the GIL released; `ret` alone as result.
+template <class Call>
+PyObject* code_result_nogil(Call&& call) {
+  aclError ret;
+  {
+    GilRelease nogil;
+    ret = call();
+  }
+  return code_result(ret);
+}
 // A C string from the library, None for NULL. Decoding errors are replaced
 // rather than raised: a message must never turn into an exception.
 PyObject* str_or_none(const char* text);

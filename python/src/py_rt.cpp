@@ -19,23 +19,13 @@ PyObject* set_device(PyObject*, PyObject* args) {
 PyObject* reset_device(PyObject*, PyObject* args) {
   int device = 0;
   if (!parse_args(args, "acl.rt.reset_device", "i", &device)) return nullptr;
-  aclError ret;
-  {
-    GilRelease nogil;
-    ret = aclrtResetDevice(device);
-  }
-  return code_result(ret);
+  return code_result_nogil([&] { return aclrtResetDevice(device); });
 }
 
 PyObject* reset_device_force(PyObject*, PyObject* args) {
   int device = 0;
   if (!parse_args(args, "acl.rt.reset_device_force", "i", &device)) return nullptr;
-  aclError ret;
-  {
-    GilRelease nogil;
-    ret = aclrtResetDeviceForce(device);
-  }
-  return code_result(ret);
+  return code_result_nogil([&] { return aclrtResetDeviceForce(device); });
 }
 
 PyObject* get_device(PyObject*, PyObject* args) {
@@ -67,23 +57,13 @@ PyObject* set_ts_device(PyObject*, PyObject* args) {
 
 PyObject* synchronize_device(PyObject*, PyObject* args) {
   if (!no_args(args, "acl.rt.synchronize_device")) return nullptr;
-  aclError ret;
-  {
-    GilRelease nogil;
-    ret = aclrtSynchronizeDevice();
-  }
-  return code_result(ret);
+  return code_result_nogil([&] { return aclrtSynchronizeDevice(); });
 }
 
 PyObject* synchronize_device_with_timeout(PyObject*, PyObject* args) {
   int timeout = 0;
   if (!parse_args(args, "acl.rt.synchronize_device_with_timeout", "i", &timeout)) return nullptr;
-  aclError ret;
-  {
-    GilRelease nogil;
-    ret = aclrtSynchronizeDeviceWithTimeout(timeout);
-  }
-  return code_result(ret);
+  return code_result_nogil([&] { return aclrtSynchronizeDeviceWithTimeout(timeout); });
 }
 
 PyObject* device_can_access_peer(PyObject*, PyObject* args) {
@@ -162,12 +142,7 @@ PyObject* create_stream_with_config(PyObject*, PyObject* args) {
 PyObject* destroy_stream(PyObject*, PyObject* args) {
   unsigned long stream = 0;
   if (!parse_args(args, "acl.rt.destroy_stream", "k", &stream)) return nullptr;
-  aclError ret;
-  {
-    GilRelease nogil;
-    ret = aclrtDestroyStream(to_ptr(stream));
-  }
-  return code_result(ret);
+  return code_result_nogil([&] { return aclrtDestroyStream(to_ptr(stream)); });
 }
 
 PyObject* destroy_stream_force(PyObject*, PyObject* args) {
@@ -184,24 +159,14 @@ PyObject* destroy_stream_force(PyObject*, PyObject* args) {
 PyObject* synchronize_stream(PyObject*, PyObject* args) {
   unsigned long stream = 0;
   if (!parse_args(args, "acl.rt.synchronize_stream", "k", &stream)) return nullptr;
-  aclError ret;
-  {
-    GilRelease nogil;
-    ret = aclrtSynchronizeStream(to_ptr(stream));
-  }
-  return code_result(ret);
+  return code_result_nogil([&] { return aclrtSynchronizeStream(to_ptr(stream)); });
 }
 
 PyObject* synchronize_stream_with_timeout(PyObject*, PyObject* args) {
   unsigned long stream = 0;
   int timeout = 0;
   if (!parse_args(args, "acl.rt.synchronize_stream_with_timeout", "ki", &stream, &timeout)) return nullptr;
-  aclError ret;
-  {
-    GilRelease nogil;
-    ret = aclrtSynchronizeStreamWithTimeout(to_ptr(stream), timeout);
-  }
-  return code_result(ret);
+  return code_result_nogil([&] { return aclrtSynchronizeStreamWithTimeout(to_ptr(stream), timeout); });
 }
 
 PyObject* stream_query(PyObject*, PyObject* args) {
@@ -215,12 +180,7 @@ PyObject* stream_query(PyObject*, PyObject* args) {
 PyObject* stream_wait_event(PyObject*, PyObject* args) {
   unsigned long stream = 0, event = 0;
   if (!parse_args(args, "acl.rt.stream_wait_event", "kk", &stream, &event)) return nullptr;
-  aclError ret;
-  {
-    GilRelease nogil;
-    ret = aclrtStreamWaitEvent(to_ptr(stream), to_ptr(event));
-  }
-  return code_result(ret);
+  return code_result_nogil([&] { return aclrtStreamWaitEvent(to_ptr(stream), to_ptr(event)); });
 }
 
 // ---- events ----
@@ -297,24 +257,14 @@ PyObject* query_event_wait_status(PyObject*, PyObject* args) {
 PyObject* synchronize_event(PyObject*, PyObject* args) {
   unsigned long event = 0;
   if (!parse_args(args, "acl.rt.synchronize_event", "k", &event)) return nullptr;
-  aclError ret;
-  {
-    GilRelease nogil;
-    ret = aclrtSynchronizeEvent(to_ptr(event));
-  }
-  return code_result(ret);
+  return code_result_nogil([&] { return aclrtSynchronizeEvent(to_ptr(event)); });
 }
 
 PyObject* synchronize_event_with_timeout(PyObject*, PyObject* args) {
   unsigned long event = 0;
   int timeout = 0;
   if (!parse_args(args, "acl.rt.synchronize_event_with_timeout", "ki", &event, &timeout)) return nullptr;
-  aclError ret;
-  {
-    GilRelease nogil;
-    ret = aclrtSynchronizeEventWithTimeout(to_ptr(event), timeout);
-  }
-  return code_result(ret);
+  return code_result_nogil([&] { return aclrtSynchronizeEventWithTimeout(to_ptr(event), timeout); });
 }
 
 PyObject* event_elapsed_time(PyObject*, PyObject* args) {

@@ -53,12 +53,7 @@ PyObject* rt_memcpy(PyObject*, PyObject* args) {
   unsigned long dst = 0, dest_max = 0, src = 0, count = 0;
   int kind = 0;
   if (!parse_args(args, "acl.rt.memcpy", "kkkki", &dst, &dest_max, &src, &count, &kind)) return nullptr;
-  aclError ret;
-  {
-    GilRelease nogil;
-    ret = aclrtMemcpy(to_ptr(dst), dest_max, to_ptr(src), count, static_cast<aclrtMemcpyKind>(kind));
-  }
-  return code_result(ret);
+  return code_result_nogil([&] { return aclrtMemcpy(to_ptr(dst), dest_max, to_ptr(src), count, static_cast<aclrtMemcpyKind>(kind)); });
 }
 
 PyObject* memcpy_async(PyObject*, PyObject* args) {
@@ -67,13 +62,8 @@ PyObject* memcpy_async(PyObject*, PyObject* args) {
   if (!parse_args(args, "acl.rt.memcpy_async", "kkkkik", &dst, &dest_max, &src, &count, &kind, &stream)) {
     return nullptr;
   }
-  aclError ret;
-  {
-    GilRelease nogil;
-    ret = aclrtMemcpyAsync(to_ptr(dst), dest_max, to_ptr(src), count, static_cast<aclrtMemcpyKind>(kind),
-                           to_ptr(stream));
-  }
-  return code_result(ret);
+  return code_result_nogil([&] { return aclrtMemcpyAsync(to_ptr(dst), dest_max, to_ptr(src), count, static_cast<aclrtMemcpyKind>(kind),
+                           to_ptr(stream)); });
 }
 
 PyObject* memcpy2d(PyObject*, PyObject* args) {
@@ -82,12 +72,7 @@ PyObject* memcpy2d(PyObject*, PyObject* args) {
   if (!parse_args(args, "acl.rt.memcpy2d", "kkkkkki", &dst, &dpitch, &src, &spitch, &width, &height, &kind)) {
     return nullptr;
   }
-  aclError ret;
-  {
-    GilRelease nogil;
-    ret = aclrtMemcpy2d(to_ptr(dst), dpitch, to_ptr(src), spitch, width, height, static_cast<aclrtMemcpyKind>(kind));
-  }
-  return code_result(ret);
+  return code_result_nogil([&] { return aclrtMemcpy2d(to_ptr(dst), dpitch, to_ptr(src), spitch, width, height, static_cast<aclrtMemcpyKind>(kind)); });
 }
 
 PyObject* memcpy2d_async(PyObject*, PyObject* args) {
@@ -97,37 +82,22 @@ PyObject* memcpy2d_async(PyObject*, PyObject* args) {
                   &stream)) {
     return nullptr;
   }
-  aclError ret;
-  {
-    GilRelease nogil;
-    ret = aclrtMemcpy2dAsync(to_ptr(dst), dpitch, to_ptr(src), spitch, width, height,
-                             static_cast<aclrtMemcpyKind>(kind), to_ptr(stream));
-  }
-  return code_result(ret);
+  return code_result_nogil([&] { return aclrtMemcpy2dAsync(to_ptr(dst), dpitch, to_ptr(src), spitch, width, height,
+                             static_cast<aclrtMemcpyKind>(kind), to_ptr(stream)); });
 }
 
 PyObject* rt_memset(PyObject*, PyObject* args) {
   unsigned long ptr = 0, max_count = 0, count = 0;
   int value = 0;
   if (!parse_args(args, "acl.rt.memset", "kkik", &ptr, &max_count, &value, &count)) return nullptr;
-  aclError ret;
-  {
-    GilRelease nogil;
-    ret = aclrtMemset(to_ptr(ptr), max_count, value, count);
-  }
-  return code_result(ret);
+  return code_result_nogil([&] { return aclrtMemset(to_ptr(ptr), max_count, value, count); });
 }
 
 PyObject* memset_async(PyObject*, PyObject* args) {
   unsigned long ptr = 0, max_count = 0, count = 0, stream = 0;
   int value = 0;
   if (!parse_args(args, "acl.rt.memset_async", "kkikk", &ptr, &max_count, &value, &count, &stream)) return nullptr;
-  aclError ret;
-  {
-    GilRelease nogil;
-    ret = aclrtMemsetAsync(to_ptr(ptr), max_count, value, count, to_ptr(stream));
-  }
-  return code_result(ret);
+  return code_result_nogil([&] { return aclrtMemsetAsync(to_ptr(ptr), max_count, value, count, to_ptr(stream)); });
 }
 
 PyObject* get_mem_info(PyObject*, PyObject* args) {
