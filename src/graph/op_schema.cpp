@@ -44,39 +44,49 @@ std::vector<const OpSchema*> OpRegistry::all() const {
   return out;
 }
 
+Status check_node(const Node& n, const OpSchema** schema) {
+  *schema = OpRegistry::instance().find(n.op_type, n.domain, n.opset);
+  if (!*schema)
+    return Status(code::kInvalidParam, n.describe() + (n.domain.empty() ? "" : " in domain '" + n.domain + "'") +
+                                           ": operator not supported");
+  const int in = static_cast<int>(n.inputs.size()), out = static_cast<int>(n.outputs.size());
+  const OpSchema& s = **schema;
+  if (in < s.min_inputs || in > s.max_inputs || out < s.min_outputs || out > s.max_outputs)
+    return Errorf(code::kInvalidParam, "%s: %d input(s) and %d output(s); it takes %d..%d inputs and %d..%d outputs",
+                  n.describe().c_str(), in, out, s.min_inputs, s.max_inputs, s.min_outputs, s.max_outputs);
+  return Status::Ok();
+}
+
+Status infer_node_shapes(Node& n) {
+  const OpSchema* schema = nullptr;
+  OPENACL_RETURN_IF_ERROR(check_node(n, &schema));
+  std::vector<const TensorType*> types;
+  std::vector<const TensorData*> consts;
+  types.reserve(n.inputs.size());
+  consts.reserve(n.inputs.size());
+  for (Value* v : n.inputs) {
+    types.push_back(v ? &v->type : nullptr);
+    consts.push_back(v ? v->constant.get() : nullptr);
+  }
+  ShapeContext ctx(n, std::move(types), std::move(consts));
+  OPENACL_RETURN_IF_ERROR(schema->shape(ctx));
+  for (size_t i = 0; i < n.outputs.size(); ++i)
+    if (n.outputs[i]) n.outputs[i]->type = ctx.output(i);
+  return Status::Ok();
+}
+
 Status infer_shapes(Graph& g) {
   std::vector<Node*> order;
   OPENACL_RETURN_IF_ERROR(g.topological_order(&order));
   std::vector<std::string> problems;
   for (Node* n : order) {
-    const OpSchema* schema = OpRegistry::instance().find(n->op_type, n->domain, n->opset);
-    if (!schema) {
-      problems.push_back(n->describe() + (n->domain.empty() ? "" : " in domain '" + n->domain + "'") +
-                         ": operator not supported");
-      continue;
-    }
-    const int in = static_cast<int>(n->inputs.size()), out = static_cast<int>(n->outputs.size());
-    if (in < schema->min_inputs || in > schema->max_inputs || out < schema->min_outputs || out > schema->max_outputs) {
-      problems.push_back(strformat("%s: %d input(s) and %d output(s); it takes %d..%d inputs and %d..%d outputs",
-                                   n->describe().c_str(), in, out, schema->min_inputs, schema->max_inputs,
-                                   schema->min_outputs, schema->max_outputs));
-      continue;
-    }
-    std::vector<const TensorType*> types;
-    std::vector<const TensorData*> consts;
-    for (Value* v : n->inputs) {
-      types.push_back(v ? &v->type : nullptr);
-      consts.push_back(v ? v->constant.get() : nullptr);
-    }
-    ShapeContext ctx(*n, std::move(types), std::move(consts));
-    Status st = schema->shape(ctx);
-    if (!st.ok()) {
-      problems.push_back(st.message());
-      continue;
-    }
-    for (size_t i = 0; i < n->outputs.size(); ++i)
-      if (n->outputs[i]) n->outputs[i]->type = ctx.output(i);
+    Status st = infer_node_shapes(*n);
+    if (!st.ok()) problems.push_back(st.message());
   }
+  return problems_status(problems);
+}
+
+Status problems_status(const std::vector<std::string>& problems) {
   if (problems.empty()) return Status::Ok();
   std::string msg = strformat("%zu node(s) cannot run:", problems.size());
   for (const std::string& p : problems) msg += "\n  " + p;

@@ -101,6 +101,15 @@ class OpRegistration {
 // wrong arity, shape error) in one Status, never just the first.
 Status infer_shapes(Graph& g);
 
+// The op's schema for node n, checking that it exists for the node's opset and
+// that the input/output counts fit; a Status naming the node otherwise.
+Status check_node(const Node& n, const OpSchema** schema);
+// Runs one node's shape function on its inputs' current types and constants
+// and stores the output types on its output values.
+Status infer_node_shapes(Node& n);
+// "N node(s) cannot run:" + one line per problem; Ok when the list is empty.
+Status problems_status(const std::vector<std::string>& problems);
+
 // Shared shape helpers for op files.
 // Numpy-style multidirectional broadcasting; fails on incompatible known dims.
 Status broadcast_shapes(const Shape& a, const Shape& b, Shape* out);

@@ -1,0 +1,303 @@
+#include "model/compiled_model.h"
+
+#include <algorithm>
+#include <set>
+
+namespace openacl::model {
+
+namespace {
+
+using graph::DType;
+using graph::Node;
+using graph::TensorData;
+using graph::TensorType;
+using graph::Value;
+
+// Ops whose result is not a function of their inputs: never folded.
+bool nondeterministic(const Node& n) {
+  static const std::set<std::string> kOps = {"RandomNormal", "RandomUniform", "RandomNormalLike",
+                                             "RandomUniformLike", "Multinomial", "Bernoulli"};
+  return kOps.count(n.op_type) != 0;
+}
+
+std::vector<int64_t> known_dims(const TensorType& t) {
+  std::vector<int64_t> d;
+  for (const graph::Dim& x : *t.shape) d.push_back(x.value);
+  return d;
+}
+
+size_t type_bytes(const TensorType& t) {
+  auto n = graph::element_count(*t.shape);
+  return n ? static_cast<size_t>(*n) * graph::dtype_bytes(t.dtype) : 0;
+}
+
+// Shape / Size of a value whose shape is fully known: computed from the type.
+bool fold_shape_op(const Node& n, std::shared_ptr<TensorData>* out) {
+  const Value* in = n.input(0);
+  if (!in || !in->type.shape || !graph::fully_known(*in->type.shape)) return false;
+  const std::vector<int64_t> dims = known_dims(in->type);
+  if (n.op_type == "Size") {
+    int64_t count = 1;
+    for (int64_t d : dims) count *= d;
+    *out = TensorData::copy_of(DType::kInt64, {}, &count, sizeof count);
+    return true;
+  }
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  int64_t start = n.attrs.get_int("start", 0), end = n.attrs.get_int("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, 0, rank);
+  std::vector<int64_t> part;
+  for (int64_t i = start; i < end; ++i) part.push_back(dims[i]);
+  *out = TensorData::copy_of(DType::kInt64, {static_cast<int64_t>(part.size())}, part.data(),
+                             part.size() * sizeof(int64_t));
+  return true;
+}
+
+kernels::KernelInit make_init(const Node& n) {
+  std::vector<const TensorType*> in_types, out_types;
+  std::vector<const TensorData*> consts;
+  for (Value* v : n.inputs) {
+    in_types.push_back(v ? &v->type : nullptr);
+    consts.push_back(v ? v->constant.get() : nullptr);
+  }
+  for (Value* v : n.outputs) out_types.push_back(v ? &v->type : nullptr);
+  return kernels::KernelInit(n, std::move(in_types), std::move(consts), std::move(out_types));
+}
+
+// Tries to fold n (all inputs constant, outputs known and small). On success
+// the output values hold constants and n can be removed.
+Status try_fold(Node& n, const CompileOptions& opt, bool* folded) {
+  *folded = false;
+  if (nondeterministic(n) || n.outputs.empty()) return Status::Ok();
+  if ((n.op_type == "Shape" || n.op_type == "Size") && n.domain.empty()) {
+    std::shared_ptr<TensorData> c;
+    if (n.output(0) && fold_shape_op(n, &c)) {
+      n.outputs[0]->constant = c;
+      *folded = true;
+    }
+    return Status::Ok();
+  }
+  std::vector<std::shared_ptr<TensorData>> inputs;
+  for (Value* v : n.inputs) {
+    if (v && !v->constant) return Status::Ok();
+    inputs.push_back(v ? v->constant : nullptr);
+  }
+  if (inputs.empty()) return Status::Ok();  // generators (e.g. EyeLike-free ops) are not folded
+  size_t total = 0;
+  std::vector<TensorType> out_types;
+  for (Value* v : n.outputs) {
+    if (!v) {
+      out_types.emplace_back();
+      continue;
+    }
+    if (!v->type.shape || !graph::fully_known(*v->type.shape) || v->type.dtype == DType::kString) return Status::Ok();
+    total += type_bytes(v->type);
+    out_types.push_back(v->type);
+  }
+  if (total > opt.fold_limit_bytes) return Status::Ok();
+  std::string why;
+  const kernels::KernelDef* def = kernels::KernelRegistry::instance().find(make_init(n), opt.backend, &why);
+  if (!def) return Status::Ok();  // reported later, with the other nodes that cannot run
+  std::vector<std::shared_ptr<TensorData>> outs;
+  OPENACL_RETURN_IF_ERROR(run_node_once(n, *def, inputs, out_types, &outs));
+  for (size_t i = 0; i < n.outputs.size(); ++i)
+    if (n.outputs[i]) n.outputs[i]->constant = outs[i];
+  *folded = true;
+  return Status::Ok();
+}
+
+bool is_fully_known(const TensorType& t) { return t.shape && graph::fully_known(*t.shape); }
+
+}  // namespace
+
+Status run_node_once(const Node& node, const kernels::KernelDef& def,
+                     const std::vector<std::shared_ptr<TensorData>>& inputs,
+                     const std::vector<TensorType>& output_types, std::vector<std::shared_ptr<TensorData>>* outputs) {
+  std::vector<TensorType> in_types(inputs.size());
+  std::vector<const TensorType*> in_type_ptrs;
+  std::vector<const TensorData*> consts;
+  std::vector<kernels::Tensor> in_tensors(inputs.size());
+  std::vector<const kernels::Tensor*> in_ptrs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i]) {
+      in_type_ptrs.push_back(nullptr);
+      consts.push_back(nullptr);
+      in_ptrs.push_back(nullptr);
+      continue;
+    }
+    in_types[i].dtype = inputs[i]->dtype;
+    in_types[i].shape = graph::Shape(inputs[i]->dims.begin(), inputs[i]->dims.end());
+    in_type_ptrs.push_back(&in_types[i]);
+    consts.push_back(inputs[i].get());
+    in_tensors[i] = kernels::Tensor{inputs[i]->dtype, inputs[i]->dims, const_cast<void*>(inputs[i]->data)};
+    in_ptrs.push_back(&in_tensors[i]);
+  }
+  std::vector<const TensorType*> out_type_ptrs;
+  for (const TensorType& t : output_types) out_type_ptrs.push_back(&t);
+  kernels::KernelInit init(node, in_type_ptrs, consts, out_type_ptrs);
+  std::unique_ptr<kernels::Kernel> kernel;
+  OPENACL_RETURN_IF_ERROR(def.factory(init, &kernel));
+
+  outputs->assign(output_types.size(), nullptr);
+  std::vector<kernels::Tensor> out_tensors(output_types.size());
+  std::vector<kernels::Tensor*> out_ptrs;
+  auto allocate = [&](size_t i, const std::vector<int64_t>& dims, std::shared_ptr<TensorData>* slot) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    const size_t bytes = static_cast<size_t>(n) * graph::dtype_bytes(output_types[i].dtype);
+    std::vector<char> zeros(bytes);
+    *slot = TensorData::copy_of(output_types[i].dtype, dims, zeros.data(), bytes);
+    out_tensors[i] = kernels::Tensor{output_types[i].dtype, dims, const_cast<void*>((*slot)->data)};
+  };
+  for (size_t i = 0; i < output_types.size(); ++i) {
+    if (output_types[i].dtype == DType::kUndefined && !output_types[i].shape) {
+      out_ptrs.push_back(nullptr);  // omitted output
+      continue;
+    }
+    out_tensors[i].dtype = output_types[i].dtype;
+    if (is_fully_known(output_types[i])) allocate(i, known_dims(output_types[i]), &(*outputs)[i]);
+    out_ptrs.push_back(&out_tensors[i]);
+  }
+  kernels::KernelContext ctx(node, in_ptrs, out_ptrs,
+                             [&](size_t i, const std::vector<int64_t>& dims, kernels::Tensor** out) {
+                               allocate(i, dims, &(*outputs)[i]);
+                               *out = &out_tensors[i];
+                               return Status::Ok();
+                             });
+  OPENACL_RETURN_IF_ERROR(kernel->run(ctx));
+  for (size_t i = 0; i < output_types.size(); ++i)
+    if (out_ptrs[i] && !(*outputs)[i])
+      return Errorf(code::kInvalidParam, "%s: kernel left output %zu unallocated", node.describe().c_str(), i);
+  return Status::Ok();
+}
+
+int CompiledModel::value_id(const Value* v) const {
+  auto it = ids_.find(v);
+  return it == ids_.end() ? -1 : it->second;
+}
+
+Status CompiledModel::compile(std::unique_ptr<graph::Graph> graph, const CompileOptions& opt,
+                              std::unique_ptr<CompiledModel>* out) {
+  auto m = std::unique_ptr<CompiledModel>(new CompiledModel());
+  graph::Graph& g = *graph;
+  for (const auto& [name, shape] : opt.input_shapes) {
+    Value* v = g.find_value(name);
+    if (!v || !v->is_graph_input)
+      return Errorf(code::kInvalidParam, "input shape given for '%s', which is not an input of the model",
+                    name.c_str());
+    if (v->type.shape && v->type.shape->size() != shape.size())
+      return Errorf(code::kInvalidParam, "input '%s' has rank %zu; the shape given, %s, has rank %zu", name.c_str(),
+                    v->type.shape->size(), graph::shape_str(shape).c_str(), shape.size());
+    v->type.shape = shape;
+  }
+
+  // Shapes, with folding interleaved.
+  std::vector<Node*> order;
+  OPENACL_RETURN_IF_ERROR(g.topological_order(&order));
+  std::vector<std::string> problems;
+  std::vector<Node*> folded;
+  for (Node* n : order) {
+    Status st = graph::infer_node_shapes(*n);
+    if (!st.ok()) {
+      problems.push_back(st.message());
+      continue;
+    }
+    if (!opt.fold_constants) continue;
+    bool did = false;
+    st = try_fold(*n, opt, &did);
+    if (!st.ok()) problems.push_back("constant folding: " + st.message());
+    if (did) folded.push_back(n);
+  }
+  OPENACL_RETURN_IF_ERROR(graph::problems_status(problems));
+  for (Node* n : folded) g.remove_node(n);
+  m->folded_ = folded.size();
+
+  // Dead nodes.
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::vector<Node*> dead;
+    for (const auto& n : g.nodes()) {
+      bool used = false;
+      for (Value* v : n->outputs) used = used || (v && (!v->consumers.empty() || v->is_graph_output));
+      if (!used) dead.push_back(n.get());
+    }
+    for (Node* n : dead) g.remove_node(n);
+    m->removed_ += dead.size();
+    changed = !dead.empty();
+  }
+
+  // Value ids, kernels.
+  OPENACL_RETURN_IF_ERROR(g.topological_order(&order));
+  auto id_of = [&](const Value* v) {
+    if (!v) return -1;
+    auto [it, fresh] = m->ids_.emplace(v, static_cast<int>(m->values_.size()));
+    if (fresh) m->values_.push_back(v);
+    return it->second;
+  };
+  for (Value* v : g.inputs()) m->input_ids_.push_back(id_of(v));
+  for (Value* v : g.outputs()) m->output_ids_.push_back(id_of(v));
+  for (Node* n : order) {
+    CompiledNode cn;
+    cn.node = n;
+    for (Value* v : n->inputs) cn.inputs.push_back(id_of(v));
+    for (Value* v : n->outputs) cn.outputs.push_back(id_of(v));
+    Status st = graph::check_node(*n, &cn.schema);
+    if (!st.ok()) {
+      problems.push_back(st.message());
+      continue;
+    }
+    kernels::KernelInit init = make_init(*n);
+    std::string why;
+    cn.def = kernels::KernelRegistry::instance().find(init, opt.backend, &why);
+    if (!cn.def) {
+      std::string types;
+      for (Value* v : n->inputs) types += (types.empty() ? "" : ", ") + (v ? v->type.str() : std::string("-"));
+      problems.push_back(n->describe() + " [" + types + "]: " + why);
+      continue;
+    }
+    st = cn.def->factory(init, &cn.kernel);
+    if (!st.ok()) {
+      problems.push_back(st.message());
+      continue;
+    }
+    m->nodes_.push_back(std::move(cn));
+  }
+  OPENACL_RETURN_IF_ERROR(graph::problems_status(problems));
+  m->use_counts_.assign(m->values_.size(), 0);
+  for (const CompiledNode& cn : m->nodes_)
+    for (int id : cn.inputs)
+      if (id >= 0) ++m->use_counts_[id];
+  for (int id : m->output_ids_) ++m->use_counts_[id];
+
+  bool all_known = true;
+  for (const Value* v : m->values_)
+    if (!v->constant) all_known = all_known && is_fully_known(v->type) && v->type.dtype != DType::kString;
+  m->static_ = all_known;
+  if (all_known) {
+    planner::PlanOptions po;
+    po.alignment = opt.alignment;
+    std::unordered_map<const Node*, const kernels::KernelDef*> defs;
+    for (const CompiledNode& cn : m->nodes_) defs[cn.node] = cn.def;
+    po.can_alias = [defs](const Node& n, size_t in, size_t outi) {
+      auto it = defs.find(&n);
+      if (it == defs.end()) return false;
+      for (auto [i, o] : it->second->in_place)
+        if (static_cast<size_t>(i) == in && static_cast<size_t>(o) == outi) return n.input(in)->type.dtype == n.output(outi)->type.dtype;
+      return false;
+    };
+    OPENACL_RETURN_IF_ERROR(planner::plan_memory(g, po, &m->plan_));
+    if (m->plan_.order.size() != m->nodes_.size())
+      return Errorf(code::kInternalError, "memory plan covers %zu nodes, model has %zu", m->plan_.order.size(),
+                    m->nodes_.size());
+    for (size_t i = 0; i < m->nodes_.size(); ++i)
+      if (m->plan_.order[i] != m->nodes_[i].node)
+        return Status(code::kInternalError, "memory plan and compiled model disagree on the node order");
+  }
+  m->graph_ = std::move(graph);
+  *out = std::move(m);
+  return Status::Ok();
+}
+
+}  // namespace openacl::model

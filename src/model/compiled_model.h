@@ -1,0 +1,94 @@
+// A compiled model: the graph after shape inference and passes, a kernel bound
+// to every node, and — when every shape is known at compile time — the memory
+// plan. Immutable once built; any number of Executors may run it at once.
+//
+// Compile steps (compile()):
+//  1. input shapes overridden (CompileOptions::input_shapes);
+//  2. shapes inferred node by node, with constant folding interleaved: a node
+//     whose inputs are all constants (or a Shape/Size of a fully known value)
+//     is run once by its kernel and replaced by its outputs' constants, so
+//     Shape -> Gather -> Concat -> Reshape chains resolve to constants;
+//  3. dead nodes (no output read, none a graph output) removed;
+//  4. a kernel chosen for every node (KernelRegistry, backend "cpu") and
+//     created (weights prepacked there);
+//  5. static models (every value's shape fully known) get a memory plan;
+//     dynamic ones resolve shapes per execution.
+// Every node that cannot run — unknown op, shape error, no kernel for its
+// types — is listed in one Status (kInvalidParam), never just the first.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "graph/graph.h"
+#include "graph/op_schema.h"
+#include "kernels/kernel.h"
+#include "planner/memory_plan.h"
+
+namespace openacl::model {
+
+struct CompileOptions {
+  std::string backend = "cpu";
+  // Shapes for graph inputs (by name), replacing the model's declared shape.
+  std::map<std::string, graph::Shape> input_shapes;
+  size_t alignment = 64;
+  bool fold_constants = true;
+  // Folding skips nodes whose outputs would exceed this many bytes in total.
+  size_t fold_limit_bytes = 64u << 20;
+};
+
+struct CompiledNode {
+  const graph::Node* node = nullptr;
+  const graph::OpSchema* schema = nullptr;
+  const kernels::KernelDef* def = nullptr;
+  std::unique_ptr<kernels::Kernel> kernel;
+  std::vector<int> inputs;   // value ids; -1 for omitted
+  std::vector<int> outputs;  // value ids; -1 for omitted
+};
+
+class CompiledModel {
+ public:
+  static Status compile(std::unique_ptr<graph::Graph> graph, const CompileOptions& options,
+                        std::unique_ptr<CompiledModel>* out);
+
+  const graph::Graph& graph() const { return *graph_; }
+  const std::vector<CompiledNode>& nodes() const { return nodes_; }  // execution order
+  // Dense ids for values: values()[id].
+  const std::vector<const graph::Value*>& values() const { return values_; }
+  int value_id(const graph::Value* v) const;
+  const std::vector<int>& input_ids() const { return input_ids_; }
+  const std::vector<int>& output_ids() const { return output_ids_; }
+  // Number of nodes that read each value id (graph outputs count one extra).
+  const std::vector<int>& use_counts() const { return use_counts_; }
+
+  // True when every value has a fully known shape: plan() is then valid and
+  // executions allocate nothing.
+  bool is_static() const { return static_; }
+  const planner::MemoryPlan& plan() const { return plan_; }
+  // Nodes removed by constant folding / dead-node removal.
+  size_t folded_nodes() const { return folded_; }
+  size_t removed_nodes() const { return removed_; }
+
+ private:
+  std::unique_ptr<graph::Graph> graph_;
+  std::vector<CompiledNode> nodes_;
+  std::vector<const graph::Value*> values_;
+  std::unordered_map<const graph::Value*, int> ids_;
+  std::vector<int> input_ids_, output_ids_, use_counts_;
+  bool static_ = false;
+  planner::MemoryPlan plan_;
+  size_t folded_ = 0, removed_ = 0;
+};
+
+// Runs one node's kernel on constant inputs outside any model (used by
+// constant folding; also handy in tests). Outputs get owned buffers.
+Status run_node_once(const graph::Node& node, const kernels::KernelDef& def,
+                     const std::vector<std::shared_ptr<graph::TensorData>>& inputs,
+                     const std::vector<graph::TensorType>& output_types,
+                     std::vector<std::shared_ptr<graph::TensorData>>* outputs);
+
+}  // namespace openacl::model

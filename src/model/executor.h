@@ -1,0 +1,72 @@
+// Executor: runs a CompiledModel. One Executor per concurrent execution (it
+// holds the work memory); the CompiledModel is shared and read-only.
+//
+// Static models: the work arena of the memory plan is allocated once, at
+// construction; every node's kernel context is prebuilt; run() binds the
+// caller's input pointers and performs no heap allocation.
+// Dynamic models: each run infers shapes node by node with the actual input
+// values (so Reshape/Expand/Resize/... targets given as runtime tensors
+// resolve), allocates outputs from a pool that keeps its blocks across runs,
+// and returns a block as soon as its last reader has run.
+//
+// Inputs are checked against the model (count, dtype, rank, known dims) with
+// messages naming the input and what was expected. Outputs are views into the
+// executor's memory (or the model's constants), valid until the next run().
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "kernels/kernel.h"
+#include "model/compiled_model.h"
+
+namespace openacl::model {
+
+struct NodeTiming {
+  const graph::Node* node = nullptr;
+  int64_t ns = 0;
+};
+
+class Executor {
+ public:
+  explicit Executor(std::shared_ptr<const CompiledModel> model);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Allocates the work arena (static models). Called by run() if needed.
+  Status prepare();
+
+  // inputs: one per graph input, in order. *outputs: one per graph output.
+  // timings: when non-null, one entry per executed node (wall time).
+  Status run(const std::vector<kernels::Tensor>& inputs, std::vector<kernels::Tensor>* outputs,
+             std::vector<NodeTiming>* timings = nullptr);
+
+  const CompiledModel& model() const { return *model_; }
+  // Bytes of work memory held (the arena, or the pool's blocks).
+  size_t work_bytes() const;
+
+ private:
+  class Pool;
+  Status check_inputs(const std::vector<kernels::Tensor>& inputs) const;
+  Status run_static(const std::vector<kernels::Tensor>& inputs, std::vector<kernels::Tensor>* outputs,
+                    std::vector<NodeTiming>* timings);
+  Status run_dynamic(const std::vector<kernels::Tensor>& inputs, std::vector<kernels::Tensor>* outputs,
+                     std::vector<NodeTiming>* timings);
+
+  std::shared_ptr<const CompiledModel> model_;
+  std::vector<kernels::Tensor> tensors_;  // by value id
+  // Static: prebuilt contexts, one per node.
+  std::vector<std::unique_ptr<kernels::KernelContext>> contexts_;
+  void* arena_ = nullptr;
+  size_t arena_bytes_ = 0;
+  bool prepared_ = false;
+  std::unique_ptr<Pool> pool_;
+  std::vector<void*> blocks_;  // dynamic: pool blocks holding the last run's outputs
+};
+
+}  // namespace openacl::model

@@ -1,0 +1,425 @@
+// openacl-run: runs an ONNX model through the engine on random or given inputs
+// and prints its outputs, the memory plan and per-node times; with --check it
+// compares the outputs with expected tensors (the ONNX backend-test layout).
+//
+// Exit status: 0 ok (and outputs match with --check), 1 the model could not be
+// loaded/compiled/run (message says why), 2 bad usage, 3 outputs differ.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/fp16.h"
+#include "base/status.h"
+#include "graph/onnx/onnx_import.h"
+#include "model/compiled_model.h"
+#include "model/executor.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using openacl::Status;
+namespace graph = openacl::graph;
+namespace kernels = openacl::kernels;
+namespace model = openacl::model;
+using graph::DType;
+
+const char kUsage[] =
+    "usage: openacl-run MODEL.onnx [options]\n"
+    "  --input NAME=FILE      input from a TensorProto (.pb) or numpy (.npy) file\n"
+    "  --input NAME:D0,D1,..  random input of this shape (also fixes free dims)\n"
+    "  --data DIR             inputs from DIR/input_<i>.pb (ONNX test data set)\n"
+    "  --check                compare outputs with DIR/output_<i>.pb (needs --data)\n"
+    "  --rtol R --atol A      tolerances for --check (default 1e-3, 1e-7: the ONNX backend tests')\n"
+    "  --plan                 print the memory plan\n"
+    "  --times                print per-node times (last run), slowest first\n"
+    "  --repeat N             run N times and print the median time\n"
+    "  --no-fold              disable constant folding\n"
+    "  --seed S               seed for random inputs (default 0)\n"
+    "  --quiet                print nothing but errors and the check result\n";
+
+struct Args {
+  std::string model, data;
+  std::map<std::string, std::string> input_files;
+  std::map<std::string, std::vector<int64_t>> input_dims;
+  bool check = false, plan = false, times = false, fold = true, quiet = false;
+  double rtol = 1e-3, atol = 1e-7;
+  int repeat = 1;
+  unsigned seed = 0;
+};
+
+int usage(const char* why) {
+  if (why) std::fprintf(stderr, "openacl-run: %s\n", why);
+  std::fputs(kUsage, stderr);
+  return 2;
+}
+
+bool read_file(const std::string& path, std::string* out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  out->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  return true;
+}
+
+// A minimal .npy reader: versions 1-3, little-endian, C order.
+Status read_npy(const std::string& path, std::shared_ptr<graph::TensorData>* out) {
+  std::string bytes;
+  if (!read_file(path, &bytes)) return openacl::Errorf(openacl::code::kReadModelFailure, "cannot read %s", path.c_str());
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
+    return openacl::Errorf(openacl::code::kInvalidParam, "%s is not a .npy file", path.c_str());
+  const int major = static_cast<unsigned char>(bytes[6]);
+  size_t hlen, pos;
+  if (major == 1) {
+    hlen = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+    pos = 10;
+  } else {
+    if (bytes.size() < 12) return openacl::Errorf(openacl::code::kInvalidParam, "%s: truncated header", path.c_str());
+    hlen = 0;
+    for (int i = 0; i < 4; ++i) hlen |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+    pos = 12;
+  }
+  if (pos + hlen > bytes.size()) return openacl::Errorf(openacl::code::kInvalidParam, "%s: truncated header", path.c_str());
+  const std::string header = bytes.substr(pos, hlen);
+  auto field = [&](const char* key) {
+    size_t k = header.find(key);
+    return k == std::string::npos ? std::string() : header.substr(k + std::strlen(key));
+  };
+  std::string descr = field("'descr':");
+  descr = descr.substr(descr.find('\'') + 1);
+  descr = descr.substr(0, descr.find('\''));
+  static const std::map<std::string, DType> kTypes = {
+      {"<f4", DType::kFloat32}, {"<f8", DType::kFloat64}, {"<f2", DType::kFloat16}, {"|i1", DType::kInt8},
+      {"|u1", DType::kUInt8},   {"<i2", DType::kInt16},   {"<u2", DType::kUInt16},  {"<i4", DType::kInt32},
+      {"<u4", DType::kUInt32},  {"<i8", DType::kInt64},   {"<u8", DType::kUInt64},  {"|b1", DType::kBool}};
+  auto t = kTypes.find(descr);
+  if (t == kTypes.end())
+    return openacl::Errorf(openacl::code::kUnsupportedDataType, "%s: numpy dtype '%s' not supported", path.c_str(),
+                           descr.c_str());
+  if (field("'fortran_order':").rfind(" True", 0) == 0)
+    return openacl::Errorf(openacl::code::kInvalidParam, "%s: Fortran-order arrays not supported", path.c_str());
+  std::string shape = field("'shape':");
+  shape = shape.substr(shape.find('(') + 1);
+  shape = shape.substr(0, shape.find(')'));
+  std::vector<int64_t> dims;
+  for (size_t p = 0; p < shape.size();) {
+    size_t q = shape.find(',', p);
+    std::string item = shape.substr(p, q == std::string::npos ? std::string::npos : q - p);
+    if (item.find_first_of("0123456789") != std::string::npos) dims.push_back(std::stoll(item));
+    if (q == std::string::npos) break;
+    p = q + 1;
+  }
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  const size_t need = static_cast<size_t>(n) * graph::dtype_bytes(t->second);
+  if (pos + hlen + need > bytes.size())
+    return openacl::Errorf(openacl::code::kInvalidParam, "%s: %zu data bytes expected, %zu present", path.c_str(), need,
+                           bytes.size() - pos - hlen);
+  *out = graph::TensorData::copy_of(t->second, dims, bytes.data() + pos + hlen, need);
+  return Status::Ok();
+}
+
+Status read_tensor_file(const std::string& path, std::shared_ptr<graph::TensorData>* out) {
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0) return read_npy(path, out);
+  std::string bytes;
+  if (!read_file(path, &bytes)) return openacl::Errorf(openacl::code::kReadModelFailure, "cannot read %s", path.c_str());
+  return graph::onnx::read_tensor_proto(bytes.data(), bytes.size(), out, nullptr);
+}
+
+std::shared_ptr<graph::TensorData> random_tensor(DType t, const std::vector<int64_t>& dims, std::mt19937& rng) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  const size_t eb = graph::dtype_bytes(t);
+  std::vector<char> buf(static_cast<size_t>(n) * eb);
+  std::uniform_real_distribution<float> uf(-1.f, 1.f);
+  std::uniform_int_distribution<int> ui(0, 9);
+  for (int64_t i = 0; i < n; ++i) {
+    char* p = buf.data() + i * eb;
+    switch (t) {
+      case DType::kFloat32: { float v = uf(rng); std::memcpy(p, &v, 4); break; }
+      case DType::kFloat64: { double v = uf(rng); std::memcpy(p, &v, 8); break; }
+      case DType::kFloat16: { uint16_t v = openacl::float_to_half(uf(rng)); std::memcpy(p, &v, 2); break; }
+      case DType::kBFloat16: { uint16_t v = openacl::float_to_bf16(uf(rng)); std::memcpy(p, &v, 2); break; }
+      case DType::kBool: *p = static_cast<char>(ui(rng) & 1); break;
+      default: {  // integers: small non-negative values, valid as indices of small axes
+        int64_t v = ui(rng);
+        std::memcpy(p, &v, eb);  // little-endian truncation
+      }
+    }
+  }
+  return graph::TensorData::copy_of(t, dims, buf.data(), buf.size());
+}
+
+double element(const kernels::Tensor& t, int64_t i) {
+  const char* p = static_cast<const char*>(t.data);
+  switch (t.dtype) {
+    case DType::kFloat32: return reinterpret_cast<const float*>(p)[i];
+    case DType::kFloat64: return reinterpret_cast<const double*>(p)[i];
+    case DType::kFloat16: return openacl::half_to_float(reinterpret_cast<const uint16_t*>(p)[i]);
+    case DType::kBFloat16: return openacl::bf16_to_float(reinterpret_cast<const uint16_t*>(p)[i]);
+    case DType::kInt8: return reinterpret_cast<const int8_t*>(p)[i];
+    case DType::kUInt8: case DType::kBool: return reinterpret_cast<const uint8_t*>(p)[i];
+    case DType::kInt16: return reinterpret_cast<const int16_t*>(p)[i];
+    case DType::kUInt16: return reinterpret_cast<const uint16_t*>(p)[i];
+    case DType::kInt32: return reinterpret_cast<const int32_t*>(p)[i];
+    case DType::kUInt32: return reinterpret_cast<const uint32_t*>(p)[i];
+    case DType::kInt64: return static_cast<double>(reinterpret_cast<const int64_t*>(p)[i]);
+    case DType::kUInt64: return static_cast<double>(reinterpret_cast<const uint64_t*>(p)[i]);
+    default: return std::nan("");
+  }
+}
+
+bool exact_type(DType t) { return !graph::dtype_is_float(t); }
+
+// Compares like numpy.testing.assert_allclose (NaN equals NaN); integers,
+// bools and 64-bit values of integer type compare exactly (bitwise for int64).
+std::string compare(const kernels::Tensor& got, const graph::TensorData& want, double rtol, double atol) {
+  if (got.dtype != want.dtype)
+    return openacl::strformat("dtype %s, expected %s", graph::dtype_name(got.dtype), graph::dtype_name(want.dtype));
+  if (got.dims != want.dims) return "shape " + got.type().str() + ", expected " + kernels::Tensor{want.dtype, want.dims, nullptr}.type().str();
+  const kernels::Tensor w{want.dtype, want.dims, const_cast<void*>(want.data)};
+  const int64_t n = got.elements();
+  int64_t bad = 0, first = -1;
+  double worst = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    bool ok;
+    if (got.dtype == DType::kInt64 || got.dtype == DType::kUInt64) {
+      ok = std::memcmp(static_cast<const char*>(got.data) + 8 * i, static_cast<const char*>(want.data) + 8 * i, 8) == 0;
+    } else {
+      const double a = element(got, i), e = element(w, i);
+      if (exact_type(got.dtype)) ok = a == e;
+      else if (std::isnan(e) || std::isnan(a)) ok = std::isnan(e) && std::isnan(a);
+      else if (std::isinf(e) || std::isinf(a)) ok = a == e;
+      else {
+        const double diff = std::fabs(a - e);
+        ok = diff <= atol + rtol * std::fabs(e);
+        if (!ok) worst = std::max(worst, diff);
+      }
+    }
+    if (!ok) {
+      if (first < 0) first = i;
+      ++bad;
+    }
+  }
+  if (!bad) return "";
+  return openacl::strformat("%lld of %lld values differ; first at flat index %lld: got %.9g, expected %.9g (max abs diff %.3g)",
+                            static_cast<long long>(bad), static_cast<long long>(n), static_cast<long long>(first),
+                            element(got, first), element(w, first), worst);
+}
+
+void print_tensor(const std::string& name, const kernels::Tensor& t) {
+  std::printf("output '%s': %s", name.c_str(), t.type().str().c_str());
+  const int64_t n = t.elements();
+  if (t.dtype == DType::kString || graph::dtype_bytes(t.dtype) == 0) {
+    std::printf("\n");
+    return;
+  }
+  std::printf(" = [");
+  for (int64_t i = 0; i < std::min<int64_t>(n, 8); ++i) std::printf("%s%.6g", i ? ", " : "", element(t, i));
+  std::printf("%s]", n > 8 ? ", ..." : "");
+  if (n > 0 && graph::dtype_is_float(t.dtype)) {
+    double lo = element(t, 0), hi = lo, sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = element(t, i);
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      sum += v;
+    }
+    std::printf("  min %.6g max %.6g mean %.6g", lo, hi, sum / static_cast<double>(n));
+  }
+  std::printf("\n");
+}
+
+int fail(const char* what, const Status& st) {
+  std::fprintf(stderr, "openacl-run: %s: %s\n", what, st.message().c_str());
+  return 1;
+}
+
+int run(const Args& a) {
+  std::unique_ptr<graph::Graph> g;
+  Status st = graph::onnx::import_file(a.model, &g);
+  if (!st.ok()) return fail("import", st);
+
+  // Inputs: from files, then random for the rest.
+  std::vector<std::shared_ptr<graph::TensorData>> data(g->inputs().size());
+  for (size_t i = 0; i < g->inputs().size(); ++i) {
+    const std::string& name = g->inputs()[i]->name;
+    std::string file;
+    if (a.input_files.count(name)) file = a.input_files.at(name);
+    else if (!a.data.empty()) file = a.data + "/input_" + std::to_string(i) + ".pb";
+    if (!file.empty() && fs::exists(file)) {
+      st = read_tensor_file(file, &data[i]);
+      if (!st.ok()) return fail(("input '" + name + "'").c_str(), st);
+    }
+  }
+  std::mt19937 rng(a.seed);
+  model::CompileOptions opt;
+  opt.fold_constants = a.fold;
+  for (size_t i = 0; i < g->inputs().size(); ++i) {
+    const graph::Value* v = g->inputs()[i];
+    if (data[i]) {
+      opt.input_shapes[v->name] = graph::Shape(data[i]->dims.begin(), data[i]->dims.end());
+      continue;
+    }
+    std::vector<int64_t> dims;
+    if (a.input_dims.count(v->name)) {
+      dims = a.input_dims.at(v->name);
+    } else {
+      if (!v->type.shape || !graph::fully_known(*v->type.shape)) {
+        std::fprintf(stderr, "openacl-run: input '%s' is %s; give its shape with --input %s:D0,D1,...\n",
+                     v->name.c_str(), v->type.str().c_str(), v->name.c_str());
+        return 2;
+      }
+      for (const graph::Dim& d : *v->type.shape) dims.push_back(d.value);
+    }
+    data[i] = random_tensor(v->type.dtype, dims, rng);
+    opt.input_shapes[v->name] = graph::Shape(dims.begin(), dims.end());
+  }
+  std::vector<std::string> output_names;
+  for (const graph::Value* v : g->outputs()) output_names.push_back(v->name);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<model::CompiledModel> compiled;
+  st = model::CompiledModel::compile(std::move(g), opt, &compiled);
+  if (!st.ok()) return fail("compile", st);
+  const double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::shared_ptr<const model::CompiledModel> m(std::move(compiled));
+  if (!a.quiet)
+    std::printf("compiled in %.1f ms: %zu nodes (%zu folded, %zu dead removed), %s, work %zu bytes, weights %zu bytes\n",
+                compile_ms, m->nodes().size(), m->folded_nodes(), m->removed_nodes(),
+                m->is_static() ? "static shapes" : "dynamic shapes", m->is_static() ? m->plan().work_size : 0,
+                m->is_static() ? m->plan().weight_size : 0);
+  if (a.plan) {
+    if (m->is_static()) std::printf("%s\n", m->plan().to_string().c_str());
+    else std::printf("no memory plan: shapes depend on the inputs' values\n");
+  }
+
+  std::vector<kernels::Tensor> inputs;
+  for (size_t i = 0; i < data.size(); ++i)
+    inputs.push_back(kernels::Tensor{m->values()[m->input_ids()[i]]->type.dtype == data[i]->dtype ? data[i]->dtype
+                                                                                                   : data[i]->dtype,
+                                     data[i]->dims, const_cast<void*>(data[i]->data)});
+  model::Executor exec(m);
+  std::vector<kernels::Tensor> outputs;
+  std::vector<model::NodeTiming> timings;
+  std::vector<double> ms;
+  for (int r = 0; r < a.repeat; ++r) {
+    const auto s = std::chrono::steady_clock::now();
+    st = exec.run(inputs, &outputs, a.times ? &timings : nullptr);
+    if (!st.ok()) return fail("run", st);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  if (!a.quiet) {
+    std::printf("ran %d time(s): median %.3f ms, min %.3f ms\n", a.repeat, ms[ms.size() / 2], ms[0]);
+    for (size_t i = 0; i < outputs.size(); ++i) print_tensor(output_names[i], outputs[i]);
+  }
+  if (a.times) {
+    std::sort(timings.begin(), timings.end(), [](auto& x, auto& y) { return x.ns > y.ns; });
+    std::printf("per-node times (last run):\n");
+    for (const model::NodeTiming& t : timings)
+      std::printf("  %10.3f ms  %s\n", static_cast<double>(t.ns) / 1e6, t.node->describe().c_str());
+  }
+  if (a.check) {
+    int bad = 0;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      std::shared_ptr<graph::TensorData> want;
+      const std::string file = a.data + "/output_" + std::to_string(i) + ".pb";
+      st = read_tensor_file(file, &want);
+      if (!st.ok()) return fail(("expected output " + std::to_string(i)).c_str(), st);
+      const std::string diff = compare(outputs[i], *want, a.rtol, a.atol);
+      if (!diff.empty()) {
+        std::printf("MISMATCH output %zu '%s': %s\n", i, output_names[i].c_str(), diff.c_str());
+        ++bad;
+      }
+    }
+    if (bad) return 3;
+    std::printf("PASS %zu output(s) match\n", outputs.size());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    if (s == "--input") {
+      const char* v = next();
+      if (!v) return usage("--input needs NAME=FILE or NAME:DIMS");
+      std::string arg = v;
+      size_t eq = arg.find('='), colon = arg.rfind(':');
+      if (eq != std::string::npos) {
+        a.input_files[arg.substr(0, eq)] = arg.substr(eq + 1);
+      } else if (colon != std::string::npos) {
+        std::vector<int64_t> dims;
+        std::string list = arg.substr(colon + 1);
+        for (size_t p = 0; p < list.size();) {
+          size_t q = list.find(',', p);
+          char* end = nullptr;
+          long long d = std::strtoll(list.c_str() + p, &end, 10);
+          if (end == list.c_str() + p || d < 0) return usage("bad dims in --input");
+          dims.push_back(d);
+          if (q == std::string::npos) break;
+          p = q + 1;
+        }
+        a.input_dims[arg.substr(0, colon)] = dims;
+      } else {
+        return usage("--input needs NAME=FILE or NAME:DIMS");
+      }
+    } else if (s == "--data") {
+      const char* v = next();
+      if (!v) return usage("--data needs a folder");
+      a.data = v;
+    } else if (s == "--check") {
+      a.check = true;
+    } else if (s == "--rtol" || s == "--atol") {
+      const char* v = next();
+      if (!v) return usage("--rtol/--atol need a number");
+      (s == "--rtol" ? a.rtol : a.atol) = std::atof(v);
+    } else if (s == "--plan") {
+      a.plan = true;
+    } else if (s == "--times") {
+      a.times = true;
+    } else if (s == "--repeat") {
+      const char* v = next();
+      if (!v || std::atoi(v) < 1) return usage("--repeat needs a positive count");
+      a.repeat = std::atoi(v);
+    } else if (s == "--no-fold") {
+      a.fold = false;
+    } else if (s == "--seed") {
+      const char* v = next();
+      if (!v) return usage("--seed needs a number");
+      a.seed = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
+    } else if (s == "--quiet") {
+      a.quiet = true;
+    } else if (s == "-h" || s == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (!s.empty() && s[0] == '-') {
+      return usage(("unknown option " + s).c_str());
+    } else if (a.model.empty()) {
+      a.model = s;
+    } else {
+      return usage("more than one model given");
+    }
+  }
+  if (a.model.empty()) return usage(nullptr);
+  if (a.check && a.data.empty()) return usage("--check needs --data DIR");
+  try {
+    return run(a);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "openacl-run: internal error: %s\n", e.what());
+    return 1;
+  }
+}
