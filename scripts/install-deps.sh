@@ -4,8 +4,12 @@
 # installs only what is missing (no `apt-get update` when nothing is missing).
 #
 # Debian: cmake ninja-build g++ pkg-config nlohmann-json3-dev libgtest-dev
-#         libgmock-dev python3-dev
-# PyPI (for the `python3` on PATH): numpy pytest scikit-build-core
+#         libgmock-dev python3-dev libprotobuf-dev protobuf-compiler libonnx-dev
+#         libdnnl-dev (oneDNN kernels) clang libclang-rt-14-dev (the importer's
+#         libFuzzer target) python3-torch python3-torchvision (CPU builds for
+#         /usr/bin/python3: scripts/make_models.py exports the test models)
+# PyPI (for the `python3` on PATH): numpy pytest scikit-build-core onnx
+#         onnxruntime (reference outputs for the real-model tests)
 #
 # Environment: OPENACL_SKIP_APT=1 / OPENACL_SKIP_PIP=1 skip a half (for machines
 # where another tool manages it).
@@ -25,12 +29,18 @@ APT_PACKAGES=(
   libprotobuf-dev
   protobuf-compiler
   libonnx-dev
+  libdnnl-dev
+  clang
+  libclang-rt-14-dev
+  python3-torch
+  python3-torchvision
 )
 
 # Python import name -> PyPI distribution name.
 # onnx: its backend node tests are the conformance corpus, and it writes test models.
-PIP_MODULES=(numpy pytest scikit_build_core onnx)
-PIP_DISTS=(numpy pytest scikit-build-core onnx==1.23.2)
+# onnxruntime: reference outputs for the real-model tests (tests/models).
+PIP_MODULES=(numpy pytest scikit_build_core onnx onnxruntime)
+PIP_DISTS=(numpy pytest scikit-build-core onnx==1.23.2 onnxruntime==1.32.0)
 
 SUDO=()
 if [[ $(id -u) -ne 0 ]]; then

@@ -5,8 +5,13 @@
 #   build        scripts/build.sh: Release build in build/
 #   ctest        every GoogleTest suite registered with CTest (all labels)
 #   pytest       tests/python against build/python (it also runs every sample)
-#   conformance  ONNX backend node tests through import + shape inference
-#                (tests/conformance/node_shapes.py, expected_failures.txt)
+#   conformance  ONNX backend node tests executed by the engine, outputs compared
+#                (tests/conformance/node_tests.py, expected_failures.txt)
+#   models       real models (scripts/make_models.py: ResNet-50, MobileNetV2,
+#                BERT-base-like, LR-ASPP segmentation, dynamic-batch ResNet-18)
+#                run by the engine and compared with onnxruntime (tests/models)
+#   fuzz         the ONNX importer's libFuzzer target for 60 s on a seed corpus
+#                (build-fuzz/, clang; skipped with a note when clang is absent)
 #   install      scripts/install_check.sh: cmake --install, find_package + pkg-config consumers
 #   asan-build   build-asan/: OPENACL_SANITIZE='address;undefined', no Python, no bench
 #   asan-ctest   every CTest test under ASan + UBSan (leak detection on)
@@ -136,6 +141,36 @@ tsan_ctest() {
     --timeout "$TEST_TIMEOUT" -j "$CTEST_JOBS" -L concurrency
 }
 
+# Real models: generated once per script version (cached in build/models) by
+# the system Python with Debian's torch, then compared with onnxruntime.
+real_models() {
+  if [[ ! -x /usr/bin/python3 ]] || ! /usr/bin/python3 -c "import torch, torchvision" 2>/dev/null; then
+    echo "models: /usr/bin/python3 lacks torch/torchvision (python3-torch, python3-torchvision)" >&2
+    return 1
+  fi
+  /usr/bin/python3 scripts/make_models.py build/models || return 1
+  OPENACL_BUILD_DIR=build timeout --kill-after=30 "$PYTEST_TIMEOUT" \
+    "$PY" -m pytest tests/models -ra -p no:cacheprovider
+}
+
+# The importer's fuzzer: a short run from the seed corpus (the node-test models).
+fuzz_importer() {
+  if ! command -v clang++ >/dev/null 2>&1; then
+    echo "fuzz: clang++ not installed; skipped" >&2
+    return 0
+  fi
+  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+    -DCMAKE_CXX_COMPILER=clang++ -DOPENACL_FUZZ=ON -DOPENACL_BUILD_PYTHON=OFF -DOPENACL_BUILD_SAMPLES=OFF \
+    -DOPENACL_BUILD_BENCH=OFF -DOPENACL_BUILD_TESTS=OFF >/dev/null || return 1
+  ninja -C build-fuzz -j"${OPENACL_JOBS:-2}" fuzz_onnx_import || return 1
+  local corpus=build-fuzz/corpus
+  mkdir -p "$corpus"
+  find build/onnx-node-tests -name model.onnx -size -8k | head -300 | while read -r f; do
+    cp "$f" "$corpus/$(echo "$f" | md5sum | cut -c1-16)"
+  done
+  build-fuzz/bin/fuzz_onnx_import -max_total_time=60 -rss_limit_mb=2048 -print_final_stats=1 "$corpus"
+}
+
 SAN_ARGS=(-DOPENACL_BUILD_PYTHON=OFF -DOPENACL_BUILD_BENCH=OFF
           "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g")
 
@@ -148,7 +183,11 @@ run_step build "" bash scripts/build.sh build
 run_step ctest "build" ctest_in build
 run_step pytest "build" pytest_suite
 run_step install "build" bash scripts/install_check.sh build
-run_step conformance "build" "$PY" tests/conformance/node_shapes.py --build build
+run_step conformance "build" "$PY" tests/conformance/node_tests.py --build build
+run_step models "build" real_models
+if [[ $QUICK -eq 0 ]]; then
+  run_step fuzz "" fuzz_importer
+fi
 if [[ $QUICK -eq 0 ]]; then
   run_step asan-build "" env OPENACL_BUILD_TYPE=RelWithDebInfo bash scripts/build.sh build-asan -- \
     "-DOPENACL_SANITIZE=address;undefined" "${SAN_ARGS[@]}"

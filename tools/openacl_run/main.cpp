@@ -45,10 +45,11 @@ const char kUsage[] =
     "  --repeat N             run N times and print the median time\n"
     "  --no-fold              disable constant folding\n"
     "  --seed S               seed for random inputs (default 0)\n"
+    "  --output-dir DIR       write each output to DIR/output_<i>.npy\n"
     "  --quiet                print nothing but errors and the check result\n";
 
 struct Args {
-  std::string model, data;
+  std::string model, data, output_dir;
   std::map<std::string, std::string> input_files;
   std::map<std::string, std::vector<int64_t>> input_dims;
   bool check = false, plan = false, times = false, fold = true, quiet = false;
@@ -238,6 +239,32 @@ void print_tensor(const std::string& name, const kernels::Tensor& t) {
   std::printf("\n");
 }
 
+// Writes a tensor as a version-1 .npy file (C order, little-endian).
+bool write_npy(const std::string& path, const kernels::Tensor& t) {
+  static const std::map<DType, const char*> kDescr = {
+      {DType::kFloat32, "<f4"}, {DType::kFloat64, "<f8"}, {DType::kFloat16, "<f2"}, {DType::kInt8, "|i1"},
+      {DType::kUInt8, "|u1"},   {DType::kInt16, "<i2"},   {DType::kUInt16, "<u2"},  {DType::kInt32, "<i4"},
+      {DType::kUInt32, "<u4"},  {DType::kInt64, "<i8"},   {DType::kUInt64, "<u8"},  {DType::kBool, "|b1"}};
+  auto d = kDescr.find(t.dtype);
+  if (d == kDescr.end()) return false;
+  std::string shape = "(";
+  for (int64_t x : t.dims) shape += std::to_string(x) + ",";
+  if (t.dims.size() > 1) shape.pop_back();
+  shape += ")";
+  std::string header = std::string("{'descr': '") + d->second + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+  header += '\n';
+  std::ofstream f(path, std::ios::binary);
+  const unsigned char preamble[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
+  f.write(reinterpret_cast<const char*>(preamble), 8);
+  const uint16_t len = static_cast<uint16_t>(header.size());
+  const char len_bytes[2] = {static_cast<char>(len & 0xff), static_cast<char>(len >> 8)};
+  f.write(len_bytes, 2);
+  f.write(header.data(), static_cast<std::streamsize>(header.size()));
+  f.write(static_cast<const char*>(t.data), static_cast<std::streamsize>(t.bytes()));
+  return static_cast<bool>(f);
+}
+
 int fail(const char* what, const Status& st) {
   std::fprintf(stderr, "openacl-run: %s: %s\n", what, st.message().c_str());
   return 1;
@@ -328,6 +355,17 @@ int run(const Args& a) {
     for (const model::NodeTiming& t : timings)
       std::printf("  %10.3f ms  %s\n", static_cast<double>(t.ns) / 1e6, t.node->describe().c_str());
   }
+  if (!a.output_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(a.output_dir, ec);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const std::string path = a.output_dir + "/output_" + std::to_string(i) + ".npy";
+      if (!write_npy(path, outputs[i])) {
+        std::fprintf(stderr, "openacl-run: cannot write %s (%s)\n", path.c_str(), graph::dtype_name(outputs[i].dtype));
+        return 1;
+      }
+    }
+  }
   if (a.check) {
     int bad = 0;
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -401,6 +439,10 @@ int main(int argc, char** argv) {
       const char* v = next();
       if (!v) return usage("--seed needs a number");
       a.seed = static_cast<unsigned>(std::strtoul(v, nullptr, 10));
+    } else if (s == "--output-dir") {
+      const char* v = next();
+      if (!v) return usage("--output-dir needs a folder");
+      a.output_dir = v;
     } else if (s == "--quiet") {
       a.quiet = true;
     } else if (s == "-h" || s == "--help") {
