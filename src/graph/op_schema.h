@@ -47,6 +47,11 @@ class ShapeContext {
 
 using ShapeFn = std::function<Status(ShapeContext&)>;
 
+// Set by the compiler on If/Loop/Scan nodes whose bodies read values of the
+// enclosing graph: those values are appended to the node's inputs (so order
+// and liveness see them) and this int attribute keeps the model's own count.
+inline constexpr const char* kExplicitInputsAttr = "__openacl_explicit_inputs";
+
 struct OpSchema {
   std::string op_type;
   std::string domain;  // "" = ONNX default domain

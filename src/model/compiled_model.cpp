@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "model/control_flow.h"
+
 namespace openacl::model {
 
 namespace {
@@ -178,10 +180,13 @@ int CompiledModel::value_id(const Value* v) const {
   return it == ids_.end() ? -1 : it->second;
 }
 
-Status CompiledModel::compile(std::unique_ptr<graph::Graph> graph, const CompileOptions& opt,
+Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const CompileOptions& opt,
                               std::unique_ptr<CompiledModel>* out) {
+  if (!graph) return Status(code::kInvalidParam, "no graph to compile");
+  register_control_flow_kernels();
   auto m = std::unique_ptr<CompiledModel>(new CompiledModel());
   graph::Graph& g = *graph;
+  OPENACL_RETURN_IF_ERROR(make_captures_explicit(g));
   for (const auto& [name, shape] : opt.input_shapes) {
     Value* v = g.find_value(name);
     if (!v || !v->is_graph_input)

@@ -3,6 +3,8 @@
 // plan. Immutable once built; any number of Executors may run it at once.
 //
 // Compile steps (compile()):
+//  0. values that If/Loop/Scan bodies read from this graph become explicit
+//     inputs of those nodes (control_flow.h);
 //  1. input shapes overridden (CompileOptions::input_shapes);
 //  2. shapes inferred node by node, with constant folding interleaved: a node
 //     whose inputs are all constants (or a Shape/Size of a fully known value)
@@ -52,7 +54,9 @@ struct CompiledNode {
 
 class CompiledModel {
  public:
-  static Status compile(std::unique_ptr<graph::Graph> graph, const CompileOptions& options,
+  // Takes the graph (shared: If/Loop/Scan bodies are compiled from the
+  // subgraphs their node attributes hold) and rewrites it in place.
+  static Status compile(std::shared_ptr<graph::Graph> graph, const CompileOptions& options,
                         std::unique_ptr<CompiledModel>* out);
 
   const graph::Graph& graph() const { return *graph_; }
@@ -74,7 +78,7 @@ class CompiledModel {
   size_t removed_nodes() const { return removed_; }
 
  private:
-  std::unique_ptr<graph::Graph> graph_;
+  std::shared_ptr<graph::Graph> graph_;
   std::vector<CompiledNode> nodes_;
   std::vector<const graph::Value*> values_;
   std::unordered_map<const graph::Value*, int> ids_;

@@ -293,5 +293,45 @@ TEST(CompileExecute, ExecutorsShareOneCompiledModel) {
   EXPECT_EQ(ok, (std::vector<int>{1, 1, 1, 1}));
 }
 
+// If with branches that read an outer value (a capture): then = 2a, else = a,
+// where a = 2x is computed in the outer graph.
+TEST(CompileExecute, IfBranchesReadOuterValues) {
+  auto g = std::make_unique<Graph>();
+  Value* cond = g->add_value("cond", TensorType{DType::kBool, Shape{}});
+  cond->is_graph_input = true;
+  g->inputs().push_back(cond);
+  Value* x = input(*g, "x", {2});
+  Value* a = g->add_value("a");
+  g->add_node("pre", "TestTwice", {x}, {a}, "", 1);
+  auto branch = [&](bool twice) {
+    auto b = std::make_shared<Graph>();
+    Value* cap = b->add_value("a", f32({2}));  // a capture: no producer, not an input
+    Value* out = b->add_value(twice ? "t_out" : "e_out", f32({2}));
+    b->add_node(twice ? "t" : "e", twice ? "TestTwice" : "Identity", {cap}, {out}, "", 1);
+    mark_output(*b, out);
+    return b;
+  };
+  Value* y = g->add_value("y");
+  graph::Node* n = g->add_node("if", "If", {cond}, {y}, "", 1);
+  graph::Attribute t, e;
+  t.kind = e.kind = graph::Attribute::Kind::kGraph;
+  t.g = branch(true);
+  e.g = branch(false);
+  n->attrs.set("then_branch", t);
+  n->attrs.set("else_branch", e);
+  mark_output(*g, y);
+  Status st;
+  auto m = compile(std::move(g), &st);
+  ASSERT_TRUE(st.ok()) << st.message();
+  Executor ex(m);
+  std::vector<float> xv = {1, 2};
+  std::vector<Tensor> out;
+  for (uint8_t c : {1, 0}) {
+    Tensor ct{DType::kBool, {}, &c};
+    ASSERT_TRUE(ex.run({ct, view(xv, {2})}, &out).ok());
+    EXPECT_EQ(values(out[0]), c ? (std::vector<float>{4, 8}) : (std::vector<float>{2, 4}));
+  }
+}
+
 }  // namespace
 }  // namespace openacl::model

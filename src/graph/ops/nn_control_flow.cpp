@@ -1,0 +1,136 @@
+// Control flow: If, Loop, Scan. Their bodies are subgraphs (Attribute::g).
+//
+// Values a body reads from the enclosing graph ("captures", see the importer)
+// are appended to the node's inputs by the compiler (model layer) so that
+// ordering and liveness see them; kExplicitInputsAttr records how many inputs
+// the node had in the model. Shape functions look at the explicit ones only.
+//
+// Output types come from the bodies' declared outputs: dims both branches (or
+// every iteration) agree on stay known, others become unknown, and the
+// executor resolves them at run time.
+#include "graph/ops/nn_common.h"
+
+namespace openacl::graph::nn {
+namespace {
+
+const Graph* body(ShapeContext& ctx, const char* name) {
+  const Attribute* a = ctx.attrs().find(name);
+  return a && a->kind == Attribute::Kind::kGraph && a->g ? a->g.get() : nullptr;
+}
+
+int64_t explicit_inputs(ShapeContext& ctx) {
+  return ctx.attrs().get_int(kExplicitInputsAttr, static_cast<int64_t>(ctx.num_inputs()));
+}
+
+// Dims equal in both stay; others become unknown; rank kept when equal.
+TensorType merge(const TensorType& a, const TensorType& b) {
+  TensorType t;
+  t.dtype = a.dtype == DType::kUndefined ? b.dtype : a.dtype;
+  if (a.shape && b.shape && a.shape->size() == b.shape->size()) {
+    Shape s(a.shape->size());
+    for (size_t i = 0; i < s.size(); ++i)
+      if ((*a.shape)[i] == (*b.shape)[i]) s[i] = (*a.shape)[i];
+    t.shape = std::move(s);
+  }
+  return t;
+}
+
+Status if_shape(ShapeContext& ctx) {
+  const Graph* then_g = body(ctx, "then_branch");
+  const Graph* else_g = body(ctx, "else_branch");
+  if (!then_g || !else_g) return ctx.fail("needs graph attributes then_branch and else_branch");
+  const TensorType& cond = ctx.input(0);
+  if (cond.dtype != DType::kBool) return ctx.fail("cond must be bool, not %s", dtype_name(cond.dtype));
+  if (then_g->outputs().size() != ctx.num_outputs() || else_g->outputs().size() != ctx.num_outputs())
+    return ctx.fail("has %zu outputs; then_branch gives %zu and else_branch %zu", ctx.num_outputs(),
+                    then_g->outputs().size(), else_g->outputs().size());
+  for (size_t i = 0; i < ctx.num_outputs(); ++i) {
+    const TensorType& a = then_g->outputs()[i]->type;
+    const TensorType& b = else_g->outputs()[i]->type;
+    if (a.dtype != DType::kUndefined && b.dtype != DType::kUndefined && a.dtype != b.dtype)
+      return ctx.fail("output %zu is %s in then_branch but %s in else_branch", i, dtype_name(a.dtype), dtype_name(b.dtype));
+    ctx.output(i) = merge(a, b);
+  }
+  return Status::Ok();
+}
+
+Status loop_shape(ShapeContext& ctx) {
+  const Graph* g = body(ctx, "body");
+  if (!g) return ctx.fail("needs a graph attribute body");
+  const int64_t n_in = explicit_inputs(ctx);
+  const int64_t carried = n_in - 2;
+  if (carried < 0) return ctx.fail("needs inputs M and cond (either may be empty)");
+  if (static_cast<int64_t>(g->inputs().size()) != carried + 2)
+    return ctx.fail("body takes %zu inputs; the loop passes %lld (iteration, condition, %lld carried)",
+                    g->inputs().size(), ll(carried + 2), ll(carried));
+  const int64_t scans = static_cast<int64_t>(g->outputs().size()) - 1 - carried;
+  if (scans < 0 || static_cast<int64_t>(ctx.num_outputs()) > carried + scans)
+    return ctx.fail("body gives %zu outputs; the loop needs condition + %lld carried (+ scan outputs)",
+                    g->outputs().size(), ll(carried));
+  for (int64_t i = 0; i < carried && i < static_cast<int64_t>(ctx.num_outputs()); ++i) {
+    const TensorType& init = ctx.input(static_cast<size_t>(i + 2));
+    ctx.output(i) = merge(init, g->outputs()[i + 1]->type);  // a carried shape may change per iteration
+  }
+  for (int64_t k = 0; carried + k < static_cast<int64_t>(ctx.num_outputs()); ++k) {
+    const TensorType& per = g->outputs()[1 + carried + k]->type;
+    TensorType t;
+    t.dtype = per.dtype;
+    if (per.shape) {
+      Shape s{Dim()};
+      for (const Dim& d : *per.shape) s.push_back(d);
+      t.shape = std::move(s);
+    }
+    ctx.output(carried + k) = t;
+  }
+  return Status::Ok();
+}
+
+Status scan_shape(ShapeContext& ctx) {
+  const Graph* g = body(ctx, "body");
+  if (!g) return ctx.fail("needs a graph attribute body");
+  const int64_t n_in = explicit_inputs(ctx);
+  const int64_t m = ctx.attrs().get_int("num_scan_inputs", -1);
+  if (m < 1 || m > n_in) return ctx.fail("num_scan_inputs %lld must be in 1..%lld", ll(m), ll(n_in));
+  const int64_t states = n_in - m;
+  const int64_t scans = static_cast<int64_t>(g->outputs().size()) - states;
+  if (scans < 0 || static_cast<int64_t>(ctx.num_outputs()) != states + scans)
+    return ctx.fail("body gives %zu outputs for %lld states; the node has %zu outputs", g->outputs().size(),
+                    ll(states), ctx.num_outputs());
+  auto in_axes = ctx.attrs().get_ints("scan_input_axes").value_or(std::vector<int64_t>(static_cast<size_t>(m), 0));
+  auto out_axes =
+      ctx.attrs().get_ints("scan_output_axes").value_or(std::vector<int64_t>(static_cast<size_t>(scans), 0));
+  if (static_cast<int64_t>(in_axes.size()) != m || static_cast<int64_t>(out_axes.size()) != scans)
+    return ctx.fail("scan_input_axes/scan_output_axes have the wrong length");
+  Dim seq;
+  const TensorType& first = ctx.input(static_cast<size_t>(states));
+  if (first.has_rank()) {
+    int64_t ax = 0;
+    if (!normalize_axis(in_axes[0], first.rank(), &ax)) return ctx.fail("scan_input_axes[0] out of range");
+    seq = (*first.shape)[static_cast<size_t>(ax)];
+  }
+  for (int64_t i = 0; i < states; ++i) ctx.output(i) = ctx.input(static_cast<size_t>(i));
+  for (int64_t k = 0; k < scans; ++k) {
+    const TensorType& per = g->outputs()[states + k]->type;
+    TensorType t;
+    t.dtype = per.dtype;
+    if (per.shape) {
+      Shape s = *per.shape;
+      int64_t ax = 0;
+      if (!normalize_axis(out_axes[k], static_cast<int64_t>(s.size()) + 1, &ax))
+        return ctx.fail("scan_output_axes[%lld] out of range", ll(k));
+      s.insert(s.begin() + ax, seq);
+      t.shape = std::move(s);
+    }
+    ctx.output(states + k) = t;
+  }
+  return Status::Ok();
+}
+
+constexpr int kAny = 1 << 20;
+
+OPENACL_REGISTER_OP(If).inputs(1, kAny).outputs(1, kAny).since(1).shape(if_shape);
+OPENACL_REGISTER_OP(Loop).inputs(2, kAny).outputs(1, kAny).since(1).shape(loop_shape);
+OPENACL_REGISTER_OP(Scan).inputs(1, kAny).outputs(1, kAny).since(9).shape(scan_shape);
+
+}  // namespace
+}  // namespace openacl::graph::nn
