@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "graph/passes.h"
 #include "model/control_flow.h"
 
 namespace openacl::model {
@@ -218,6 +219,11 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
   OPENACL_RETURN_IF_ERROR(graph::problems_status(problems));
   for (Node* n : folded) g.remove_node(n);
   m->folded_ = folded.size();
+  if (opt.fold_constants) {
+    size_t bn = 0;
+    OPENACL_RETURN_IF_ERROR(graph::fold_batchnorm_into_conv(g, &bn));
+    m->folded_ += bn;
+  }
 
   // Dead nodes.
   for (bool changed = true; changed;) {

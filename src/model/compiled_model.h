@@ -10,6 +10,7 @@
 //     whose inputs are all constants (or a Shape/Size of a fully known value)
 //     is run once by its kernel and replaced by its outputs' constants, so
 //     Shape -> Gather -> Concat -> Reshape chains resolve to constants;
+//     then BatchNormalization folded into a preceding Conv (graph/passes.h);
 //  3. dead nodes (no output read, none a graph output) removed;
 //  4. a kernel chosen for every node (KernelRegistry, backend "cpu") and
 //     created (weights prepacked there);

@@ -1,0 +1,74 @@
+#include "graph/passes.h"
+
+#include <cmath>
+#include <vector>
+
+namespace openacl::graph {
+
+namespace {
+
+bool is_f32_const(const Value* v) { return v && v->constant && v->constant->dtype == DType::kFloat32; }
+
+}  // namespace
+
+Status fold_batchnorm_into_conv(Graph& g, size_t* rewrites) {
+  *rewrites = 0;
+  std::vector<Node*> bns;
+  for (const auto& n : g.nodes())
+    if (n->op_type == "BatchNormalization" && n->domain.empty()) bns.push_back(n.get());
+  for (Node* bn : bns) {
+    Value* x = bn->input(0);
+    Node* conv = x ? x->producer : nullptr;
+    if (!conv || conv->op_type != "Conv" || !conv->domain.empty()) continue;
+    if (x->consumers.size() != 1 || x->is_graph_output) continue;
+    if (bn->outputs.size() > 1) {  // training-mode outputs in use: leave it
+      bool extra = false;
+      for (size_t i = 1; i < bn->outputs.size(); ++i) extra = extra || bn->outputs[i] != nullptr;
+      if (extra) continue;
+    }
+    if (bn->attrs.get_int("training_mode", 0) != 0) continue;
+    Value* w = conv->input(1);
+    Value* b = conv->input(2);
+    if (!is_f32_const(w) || (b && !is_f32_const(b))) continue;
+    bool consts = true;
+    for (size_t i = 1; i < 5; ++i) consts = consts && is_f32_const(bn->input(i));
+    if (!consts || w->constant->dims.empty()) continue;
+    const int64_t k = w->constant->dims[0];
+    const int64_t per = w->constant->elements() / std::max<int64_t>(k, 1);
+    bool sizes = true;
+    for (size_t i = 1; i < 5; ++i) sizes = sizes && bn->input(i)->constant->elements() == k;
+    if (b) sizes = sizes && b->constant->elements() == k;
+    if (!sizes || w->constant->bytes < static_cast<size_t>(k * per) * sizeof(float)) continue;
+    const float eps = bn->attrs.get_float("epsilon", 1e-5f);
+    const float* scale = bn->input(1)->constant->as<float>();
+    const float* bias = bn->input(2)->constant->as<float>();
+    const float* mean = bn->input(3)->constant->as<float>();
+    const float* var = bn->input(4)->constant->as<float>();
+    std::vector<float> nw(w->constant->as<float>(), w->constant->as<float>() + k * per);
+    std::vector<float> nb(static_cast<size_t>(k));
+    for (int64_t c = 0; c < k; ++c) {
+      const float s = scale[c] / std::sqrt(var[c] + eps);
+      for (int64_t i = 0; i < per; ++i) nw[c * per + i] *= s;
+      nb[c] = ((b ? b->constant->as<float>()[c] : 0.f) - mean[c]) * s + bias[c];
+    }
+    // New constants (the old ones may be shared with other nodes).
+    Value* w2 = g.add_value("", w->type);
+    w2->constant = TensorData::copy_of(DType::kFloat32, w->constant->dims, nw.data(), nw.size() * sizeof(float));
+    Value* b2 = g.add_value("", TensorType{DType::kFloat32, Shape{Dim(k)}});
+    b2->constant = TensorData::copy_of(DType::kFloat32, {k}, nb.data(), nb.size() * sizeof(float));
+    Value* y = bn->output(0);
+    std::vector<Value*> ins = {conv->input(0), w2, b2};
+    Node* fused = g.add_node(conv->name, "Conv", {}, {}, "", conv->opset);
+    fused->attrs = conv->attrs;
+    g.remove_node(bn);
+    g.remove_node(conv);
+    fused->inputs = ins;
+    for (Value* v : ins) v->consumers.push_back(fused);
+    fused->outputs = {y};
+    y->producer = fused;
+    ++*rewrites;
+  }
+  return Status::Ok();
+}
+
+}  // namespace openacl::graph
