@@ -148,6 +148,7 @@ inline std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
 // rules, right-aligned): 0 where the input dim is 1 or missing.
 inline std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& dims, const std::vector<int64_t>& out_dims) {
   std::vector<int64_t> s(out_dims.size(), 0);
+  if (dims.size() > out_dims.size()) return s;  // callers check ranks first; never index out of bounds
   const std::vector<int64_t> own = strides_of(dims);
   const size_t off = out_dims.size() - dims.size();
   for (size_t i = 0; i < dims.size(); ++i) s[off + i] = dims[i] == 1 ? 0 : own[i];
