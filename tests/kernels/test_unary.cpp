@@ -1,10 +1,12 @@
 // Unary math, activations, Clip, Cast/CastLike and Dropout: the cases the ONNX
 // node tests miss (integer and 16-bit types, rounding edges, opset forms,
 // large tensors that take the threaded path, clean errors).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "base/fp16.h"
+#include "kernels/cpu/unary_common.h"
 #include "op_test_util.h"
 
 namespace openacl::testing {
@@ -131,6 +133,27 @@ TEST(Activation, ReluInt32AndLeakyReluBFloat16) {
   EXPECT_EQ(bf16_to_float(y[1]), 3.0f);
 }
 
+TEST(Activation, ExpApproxMatchesExp) {
+  using kernels::cpu::unary::exp_approx;
+  double worst = 0;
+  for (float x = -87.0f; x < 88.7f; x += 0.00731f) {
+    const double want = std::exp(static_cast<double>(x));
+    worst = std::max(worst, std::fabs(exp_approx(x) - want) / want);
+  }
+  EXPECT_LT(worst, 3e-7);
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(exp_approx(0.0f), 1.0f);
+  EXPECT_EQ(exp_approx(89.0f), inf);
+  EXPECT_EQ(exp_approx(inf), inf);
+  EXPECT_EQ(exp_approx(-inf), 0.0f);
+  EXPECT_EQ(exp_approx(-200.0f), 0.0f);
+  EXPECT_TRUE(std::isnan(exp_approx(std::nanf(""))));
+  // Denormal results round gradually, as exp's do.
+  EXPECT_NEAR(exp_approx(-100.0f), static_cast<float>(std::exp(-100.0)), std::numeric_limits<float>::denorm_min());
+  EXPECT_GT(exp_approx(-88.5f), 0.0f);
+  EXPECT_LE(exp_approx(88.72f), std::numeric_limits<float>::max());
+}
+
 TEST(Activation, GeluBothForms) {
   OpRun e = run_op("Gelu", {tensor<float>({2}, {1.0f, -1.0f})});
   ASSERT_TRUE(e.status.ok()) << e.status.message();
@@ -142,9 +165,13 @@ TEST(Activation, GeluBothForms) {
 }
 
 TEST(Activation, SigmoidSoftplusExtremes) {
-  OpRun s = run_op("Sigmoid", {tensor<float>({2}, {-1000.0f, 1000.0f})});
+  OpRun s = run_op("Sigmoid", {tensor<float>({4}, {-1000.0f, 1000.0f, 0.0f, -20.0f})});
   ASSERT_TRUE(s.status.ok()) << s.status.message();
-  EXPECT_EQ(values<float>(s.outputs[0]), (std::vector<float>{0.0f, 1.0f}));
+  std::vector<float> sy = values<float>(s.outputs[0]);
+  EXPECT_EQ(sy[0], 0.0f);
+  EXPECT_EQ(sy[1], 1.0f);
+  EXPECT_EQ(sy[2], 0.5f);
+  EXPECT_NEAR(sy[3] / 2.0611536e-9f, 1.0f, 1e-6);  // tiny results keep their precision
   OpRun p = run_op("Softplus", {tensor<float>({2}, {-1000.0f, 1000.0f})});
   ASSERT_TRUE(p.status.ok()) << p.status.message();
   EXPECT_EQ(values<float>(p.outputs[0]), (std::vector<float>{0.0f, 1000.0f}));

@@ -4,6 +4,7 @@
 // once per run and hands unary::map a functor over the compute type.
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "kernels/cpu/unary_common.h"
 
@@ -70,10 +71,12 @@ Status thresholded_relu(KernelContext& ctx) {
 Status sigmoid(KernelContext& ctx) {
   return run_same_type<kFloats>(ctx, [](auto v) {
     using C = decltype(v);
-    // exp of a non-positive number only: no overflow at either end.
-    if (v >= C(0)) return C(1) / (C(1) + std::exp(-v));
-    const C e = std::exp(v);
-    return e / (C(1) + e);
+    // e^-|v| never overflows, and e / (1 + e) keeps the relative precision
+    // of tiny results for negative v. In float, branch-free and vectorised.
+    C e;
+    if constexpr (std::is_same_v<C, float>) e = unary::exp_approx(-std::fabs(v));
+    else e = std::exp(-std::fabs(v));
+    return (v >= C(0) ? C(1) : e) / (C(1) + e);
   });
 }
 
