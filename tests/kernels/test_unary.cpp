@@ -311,6 +311,33 @@ TEST(Dropout, Opset7MaskHasInputType) {
   EXPECT_EQ(values<double>(r.outputs[1]), (std::vector<double>{1.0, 1.0}));
 }
 
+TEST(Dropout, ConstantTrainingModeRefusedAtCompile) {
+  OpSpec s;
+  s.op_type = "Dropout";
+  s.opset = 13;
+  s.constant_inputs = {1, 2};
+  OpRun r = run_op(s, {tensor<float>({2}, {1, 2}), tensor<float>({}, {0.5f}), tensor<bool>({}, {true})});
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("random"), std::string::npos) << r.status.message();
+  OpRun z = run_op(s, {tensor<float>({2}, {1, 2}), tensor<float>({}, {0.0f}), tensor<bool>({}, {true})});
+  ASSERT_TRUE(z.status.ok()) << z.status.message();
+}
+
+TEST(Activation, NaNPropagates) {
+  const float nan = std::nanf("");
+  for (const char* op : {"Relu", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Sigmoid", "Tanh", "Softplus", "Gelu"}) {
+    OpRun r = run_op(op, {tensor<float>({1}, {nan})});
+    ASSERT_TRUE(r.status.ok()) << op << ": " << r.status.message();
+    EXPECT_TRUE(std::isnan(values<float>(r.outputs[0])[0])) << op;
+  }
+}
+
+TEST(Unary, AbsOfNegativeZeroIsPositive) {
+  OpRun r = run_op("Abs", {tensor<float>({1}, {-0.0f})});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_FALSE(std::signbit(values<float>(r.outputs[0])[0]));
+}
+
 TEST(Dropout, Opset6TrainingRefused) {
   OpRun r = dropout({tensor<float>({2}, {1, 2})}, 6, attrs({{"is_test", attr_int(0)}}));
   EXPECT_FALSE(r.status.ok());

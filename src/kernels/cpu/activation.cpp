@@ -22,8 +22,8 @@ C softplus(C v) {
 }
 
 Status relu(KernelContext& ctx) {
-  // Integers (opset 14+) run in their own type.
-  return run_same_type<kNumeric>(ctx, [](auto v) { return v > decltype(v)(0) ? v : decltype(v)(0); });
+  // Integers (opset 14+) run in their own type. NaN stays NaN (as max(x, 0)).
+  return run_same_type<kNumeric>(ctx, [](auto v) { return v < decltype(v)(0) ? decltype(v)(0) : v; });
 }
 
 Status leaky_relu(KernelContext& ctx) {

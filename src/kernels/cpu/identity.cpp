@@ -64,14 +64,40 @@ Status dropout(KernelContext& ctx) {
   return Status::Ok();
 }
 
-// Refuses at compile time what run() would refuse, when the mode is known.
-std::string dropout_supports(const KernelInit& init) {
-  if (init.opset() < 7 && init.attrs().get_int("is_test", 0) == 0 && init.attrs().get_float("ratio", 0.5f) != 0.0f)
-    return "Dropout in training mode (is_test = 0) with ratio > 0 is random: not supported";
+// Byte copies need whole-byte elements: strings and packed 4-/2-bit types
+// are not plain bytes here.
+std::string plain_bytes(const KernelInit& init) {
+  const DType t = init.input(0).dtype;
+  if (graph::dtype_bytes(t) == 0) return std::string(graph::dtype_name(t)) + " tensors are not handled";
   return "";
 }
 
-OPENACL_REGISTER_KERNEL(Identity, "cpu").in_place(0, 0).run(copy_input0);
+// Refuses at compile time what run() would refuse, when the mode is known
+// (is_test before opset 7; training_mode and ratio as constants from 12).
+std::string dropout_supports(const KernelInit& init) {
+  std::string why = plain_bytes(init);
+  if (!why.empty()) return why;
+  const char* kRandom = "Dropout in training mode with ratio > 0 is random: not supported (inference or ratio 0 only)";
+  if (init.opset() < 7 && init.opset() >= 1 && init.attrs().get_int("is_test", 0) == 0 &&
+      init.attrs().get_float("ratio", 0.5f) != 0.0f)
+    return kRandom;
+  if (init.opset() >= 12 && init.has_input(2)) {
+    const graph::TensorData* mode = init.constant(2);
+    if (!mode || mode->dtype != DType::kBool || mode->elements() != 1 || *mode->as<uint8_t>() == 0) return "";
+    if (!init.has_input(1)) return kRandom;  // default ratio 0.5
+    const graph::TensorData* r = init.constant(1);
+    if (!r || r->elements() != 1) return "";
+    double ratio = 0;
+    const bool is_float = dispatch<kFloats>(r->dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ratio = static_cast<double>(load(r->as<T>()[0]));
+    });
+    if (is_float && ratio != 0.0) return kRandom;
+  }
+  return "";
+}
+
+OPENACL_REGISTER_KERNEL(Identity, "cpu").supports(plain_bytes).in_place(0, 0).run(copy_input0);
 OPENACL_REGISTER_KERNEL(Dropout, "cpu").supports(dropout_supports).in_place(0, 0).run(dropout);
 
 }  // namespace

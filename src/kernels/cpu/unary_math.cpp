@@ -70,6 +70,7 @@ struct AbsF {
   template <class C>
   C operator()(C v) const {
     if constexpr (std::is_unsigned_v<C>) return v;
+    else if constexpr (std::is_floating_point_v<C>) return std::fabs(v);  // |-0| = +0
     else return v < C(0) ? C(-v) : v;
   }
 };
