@@ -84,8 +84,8 @@ struct SignF {
   template <class C>
   C operator()(C v) const {
     if constexpr (std::is_unsigned_v<C>) return v > 0 ? C(1) : C(0);
-    // NaN compares false both ways: the result is 0, but ONNX's reference
-    // (numpy.sign) gives NaN — keep NaN.
+    // NaN fails all three compares and is returned as is (numpy.sign, ONNX's
+    // reference, gives NaN too).
     else if constexpr (std::is_floating_point_v<C>) return v > 0 ? C(1) : v < 0 ? C(-1) : v == 0 ? C(0) : v;
     else return v > 0 ? C(1) : v < 0 ? C(-1) : C(0);
   }
