@@ -73,7 +73,8 @@ Status cast_shape(ShapeContext& ctx) {
   DType t = DType::kUndefined;
   if (to->kind == Attribute::Kind::kInt) {
     if (to->i <= 0 || to->i > static_cast<int64_t>(DType::kInt4))
-      return ctx.fail("Cast 'to' = %lld is not an element type the engine supports", static_cast<long long>(to->i));
+      return ctx.fail("Cast 'to' = %lld (%s) is not an element type the engine supports", static_cast<long long>(to->i),
+                      dtype_name(static_cast<DType>(to->i)));
     t = static_cast<DType>(to->i);
   } else if (to->kind == Attribute::Kind::kString) {
     t = dtype_from_legacy_name(to->s);
