@@ -171,6 +171,11 @@ TEST(BinaryArith, PowMixedTypes) {
   OpRun ii = run_op("Pow", {tensor<int64_t>({4}, {3, -1, 2, 1}), tensor<int64_t>({4}, {39, -3, -2, -5})});
   ASSERT_TRUE(ii.status.ok()) << ii.status.message();
   EXPECT_EQ(values<int64_t>(ii.outputs[0]), (std::vector<int64_t>{4052555153018976267LL, -1, 0, 1}));
+  // A single exponent 2 takes the x * x path; its dims still broadcast.
+  OpRun sq = run_op("Pow", {tensor<double>({3}, {-3, 0.5, 1e200}), tensor<int32_t>({1, 1}, {2})});
+  ASSERT_TRUE(sq.status.ok()) << sq.status.message();
+  EXPECT_EQ(sq.outputs[0]->dims, (I64s{1, 3}));
+  EXPECT_EQ(values<double>(sq.outputs[0]), (std::vector<double>{9, 0.25, std::pow(1e200, 2.0)}));
   OpRun bad = run_op("Pow", {tensor<int8_t>({1}, {2}), tensor<int8_t>({1}, {2})});
   EXPECT_FALSE(bad.status.ok());
 }
@@ -262,6 +267,11 @@ TEST(Quantize, PerTensorSaturatesAndRoundsHalfToEven) {
                                       tensor<float>({}, {1}), tensor<int8_t>({}, {0})});
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(values<int8_t>(r.outputs[0]), (std::vector<int8_t>{0, 2, 2, -2, 127, -128}));
+  // NaN saturates low, as the reference's rint-then-cast does.
+  OpRun n = run_op("QuantizeLinear", {tensor<float>({1}, {std::numeric_limits<float>::quiet_NaN()}),
+                                      tensor<float>({}, {1}), tensor<int8_t>({}, {5})});
+  ASSERT_TRUE(n.status.ok()) << n.status.message();
+  EXPECT_EQ(values<int8_t>(n.outputs[0]), (std::vector<int8_t>{-128}));
   // No zero point: uint8.
   OpRun u = run_op("QuantizeLinear", {tensor<float>({3}, {-1, 3, 600}), tensor<float>({}, {2})});
   ASSERT_TRUE(u.status.ok()) << u.status.message();

@@ -168,15 +168,22 @@ inline double round_to(double v) {
   else return v;
 }
 
+constexpr double kBound = 1099511627776.0;          // 2^40: beyond every quantised range
+constexpr double kRoundMagic = 6755399441055744.0;  // 1.5 * 2^52
+
 template <Precision P, class X, class Y>
 void quantize_run(const X* x, const double* s, int64_t ss, const int64_t* z, Y* y, int64_t n) {
-  constexpr double lo = static_cast<double>(std::numeric_limits<Y>::lowest());
-  constexpr double hi = static_cast<double>(std::numeric_limits<Y>::max());
+  constexpr int64_t lo = std::numeric_limits<Y>::lowest();
+  constexpr int64_t hi = std::numeric_limits<Y>::max();
   for (int64_t i = 0; i < n; ++i) {
-    double r = std::nearbyint(round_to<P>(static_cast<double>(load(x[i])) / s[i * ss]));
-    if (std::isnan(r)) r = 0;  // NaN quantises to the zero point (the spec leaves it undefined)
-    const double q = std::clamp(r + static_cast<double>(z[i * ss]), lo, hi);
-    y[i] = static_cast<Y>(q);
+    double q = round_to<P>(static_cast<double>(load(x[i])) / s[i * ss]);
+    // Bounded first (this order sends NaN to -kBound, so NaN saturates low as
+    // the reference's rint-and-cast does); then adding and subtracting
+    // 1.5 * 2^52 rounds half to even without a libm call per element, and the
+    // saturation is integer min/max (no data-dependent branches).
+    q = std::min(std::max(-kBound, q), kBound);
+    const int64_t v = static_cast<int64_t>((q + kRoundMagic) - kRoundMagic) + z[i * ss];
+    y[i] = static_cast<Y>(std::min(std::max(v, lo), hi));
   }
 }
 

@@ -23,17 +23,16 @@ struct SumOp {
 struct MaxOp {
   template <class T>
   T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>)
-      if (std::isnan(a)) return a;
-    return a >= b ? a : b;  // NaN b: a >= NaN is false, so b
+    // Branch-free so it vectorises; a NaN b fails a >= b and is picked.
+    if constexpr (std::is_floating_point_v<T>) return (a >= b || std::isnan(a)) ? a : b;
+    else return a >= b ? a : b;
   }
 };
 struct MinOp {
   template <class T>
   T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point_v<T>)
-      if (std::isnan(a)) return a;
-    return a <= b ? a : b;
+    if constexpr (std::is_floating_point_v<T>) return (a <= b || std::isnan(a)) ? a : b;
+    else return a <= b ? a : b;
   }
 };
 struct FirstOp {
