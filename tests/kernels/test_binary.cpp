@@ -216,6 +216,25 @@ TEST(Variadic, SumMeanMaxMinBroadcast) {
   EXPECT_EQ(values<uint32_t>(mn.outputs[0]), (std::vector<uint32_t>{3, 1, 7, 1}));
 }
 
+TEST(Variadic, LargeInputsSplitAcrossThreads) {
+  const int64_t n = 40000;
+  const auto a = iota_f(3 * n, -2.0f, 0.5f), b = iota_f(n, 1.0f, 0.25f);
+  const std::vector<float> c = {1, 2, 3};
+  OpRun r = run_op("Sum", {tensor<float>({3, n}, a), tensor<float>({n}, b), tensor<float>({3, 1}, c)});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  const auto y = values<float>(r.outputs[0]);
+  ASSERT_EQ(y.size(), static_cast<size_t>(3 * n));
+  for (int64_t i = 0; i < 3 * n; ++i)
+    ASSERT_EQ(y[static_cast<size_t>(i)], (a[static_cast<size_t>(i)] + b[static_cast<size_t>(i % n)]) + c[static_cast<size_t>(i / n)]) << i;
+  std::vector<bool> cond(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) cond[static_cast<size_t>(i)] = (i % 3) == 0;
+  OpRun w = run_op("Where", {tensor<bool>({n}, cond), tensor<float>({3, n}, a), tensor<float>({3, 1}, c)});
+  ASSERT_TRUE(w.status.ok()) << w.status.message();
+  const auto wy = values<float>(w.outputs[0]);
+  for (int64_t i = 0; i < 3 * n; ++i)
+    ASSERT_EQ(wy[static_cast<size_t>(i)], cond[static_cast<size_t>(i % n)] ? a[static_cast<size_t>(i)] : c[static_cast<size_t>(i / n)]) << i;
+}
+
 TEST(Variadic, MaxPropagatesNaNAndFloat16) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   OpRun r = run_op("Max", {tensor<float>({3}, {nan, 1, 2}), tensor<float>({3}, {1, nan, 3})});
