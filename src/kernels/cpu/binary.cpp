@@ -1,0 +1,174 @@
+// Binary arithmetic with numpy broadcasting: Add Sub Mul Div Mod BitShift
+// BitwiseAnd/Or/Xor (Pow is in binary_pow.cpp).
+//
+// Integers wrap around (two's complement) like numpy. Integer division and
+// modulo by zero are defined, not errors: x / 0 = 0 and x % 0 = 0 (numpy's
+// results), and INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0 (no trap). Checking
+// for zero would need a pass over B before writing anything; a defined value
+// keeps the kernel one pass and never crashes.
+#include <cmath>
+#include <limits>
+
+#include "kernels/cpu/binary_common.h"
+
+namespace openacl::kernels::cpu {
+namespace {
+
+struct AddOp {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<WrapType<T>>(a) + static_cast<WrapType<T>>(b));
+    else return a + b;
+  }
+};
+struct SubOp {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<WrapType<T>>(a) - static_cast<WrapType<T>>(b));
+    else return a - b;
+  }
+};
+struct MulOp {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<WrapType<T>>(a) * static_cast<WrapType<T>>(b));
+    else return a * b;
+  }
+};
+struct DivOp {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed_v<T>)
+        if (b == -1) return static_cast<T>(WrapType<T>(0) - static_cast<WrapType<T>>(a));
+      return static_cast<T>(a / b);  // truncates toward zero, as ONNX specifies
+    } else {
+      return a / b;
+    }
+  }
+};
+
+// fmod=0 on integers: the remainder takes the divisor's sign (Python's %).
+struct IntModOp {
+  template <class T>
+  T operator()(T a, T b) const {
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<T>) {
+      if (b == -1) return 0;
+      T r = static_cast<T>(a % b);
+      if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+      return r;
+    } else {
+      return static_cast<T>(a % b);
+    }
+  }
+};
+// fmod=1: C's fmod / truncated %, the remainder takes the dividend's sign.
+struct FmodOp {
+  template <class T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed_v<T>)
+        if (b == -1) return 0;
+      return static_cast<T>(a % b);
+    } else {
+      return std::fmod(a, b);
+    }
+  }
+};
+// fmod=0 on floats (opset 28): numpy.mod — the remainder takes the divisor's
+// sign, a zero remainder is a zero of the divisor's sign; NaN for x mod 0 and
+// inf mod y.
+struct FloatFloorModOp {
+  template <class T>
+  T operator()(T a, T b) const {
+    T r = std::fmod(a, b);
+    if (r == 0) return std::copysign(T(0), b);
+    if ((r < 0) != (b < 0)) r += b;
+    return r;
+  }
+};
+
+struct BitAndOp {
+  template <class T>
+  T operator()(T a, T b) const { return static_cast<T>(a & b); }
+};
+struct BitOrOp {
+  template <class T>
+  T operator()(T a, T b) const { return static_cast<T>(a | b); }
+};
+struct BitXorOp {
+  template <class T>
+  T operator()(T a, T b) const { return static_cast<T>(a ^ b); }
+};
+
+// Shifts by a negative amount or by >= the bit width give 0 (LEFT) or the
+// sign fill (RIGHT: -1 for negative signed x, else 0), as the opset 28 spec
+// defines; left shifts of signed values shift the bit pattern.
+template <class T>
+inline bool shift_out_of_range(T b) {
+  if constexpr (std::is_signed_v<T>)
+    if (b < 0) return true;
+  return static_cast<uint64_t>(b) >= sizeof(T) * 8;
+}
+struct ShiftLeftOp {
+  template <class T>
+  T operator()(T a, T b) const {
+    using U = WrapType<T>;
+    if (shift_out_of_range(b)) return 0;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) << static_cast<unsigned>(b)));
+  }
+};
+struct ShiftRightOp {
+  template <class T>
+  T operator()(T a, T b) const {
+    if (shift_out_of_range(b)) {
+      if constexpr (std::is_signed_v<T>) return a < 0 ? T(-1) : T(0);
+      else return 0;
+    }
+    return static_cast<T>(a >> static_cast<unsigned>(b));  // arithmetic for signed (C++20)
+  }
+};
+
+Status add(KernelContext& ctx) { return binary_same_type<kNumeric, false>(ctx, AddOp{}); }
+Status sub(KernelContext& ctx) { return binary_same_type<kNumeric, false>(ctx, SubOp{}); }
+Status mul(KernelContext& ctx) { return binary_same_type<kNumeric, false>(ctx, MulOp{}); }
+Status div(KernelContext& ctx) { return binary_same_type<kNumeric, false>(ctx, DivOp{}); }
+
+constexpr int64_t kCostlyGrain = 2048;
+
+Status mod(KernelContext& ctx) {
+  const int64_t fmod = ctx.attrs().get_int("fmod", 0);
+  if (fmod != 0 && fmod != 1) return ctx.fail("attribute 'fmod' must be 0 or 1, got %lld", (long long)fmod);
+  const DType t = ctx.input(0).dtype;
+  if (graph::dtype_is_float(t))
+    return fmod ? binary_same_type<kFloats, false>(ctx, FmodOp{}, kCostlyGrain)
+                : binary_same_type<kFloats, false>(ctx, FloatFloorModOp{}, kCostlyGrain);
+  return fmod ? binary_same_type<kInts, false>(ctx, FmodOp{}) : binary_same_type<kInts, false>(ctx, IntModOp{});
+}
+
+Status bitshift(KernelContext& ctx) {
+  const std::string dir = ctx.attrs().get_string("direction", "");
+  if (dir == "LEFT") return binary_same_type<kInts, false>(ctx, ShiftLeftOp{});
+  if (dir == "RIGHT") return binary_same_type<kInts, false>(ctx, ShiftRightOp{});
+  return ctx.fail("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"%s\"", dir.c_str());
+}
+
+Status bitwise_and(KernelContext& ctx) { return binary_same_type<kInts, false>(ctx, BitAndOp{}); }
+Status bitwise_or(KernelContext& ctx) { return binary_same_type<kInts, false>(ctx, BitOrOp{}); }
+Status bitwise_xor(KernelContext& ctx) { return binary_same_type<kInts, false>(ctx, BitXorOp{}); }
+
+OPENACL_REGISTER_KERNEL(Add, "cpu").types(numeric_types()).run(add);
+OPENACL_REGISTER_KERNEL(Sub, "cpu").types(numeric_types()).run(sub);
+OPENACL_REGISTER_KERNEL(Mul, "cpu").types(numeric_types()).run(mul);
+OPENACL_REGISTER_KERNEL(Div, "cpu").types(numeric_types()).run(div);
+OPENACL_REGISTER_KERNEL(Mod, "cpu").types(numeric_types()).run(mod);
+OPENACL_REGISTER_KERNEL(BitShift, "cpu").types(int_types()).run(bitshift);
+OPENACL_REGISTER_KERNEL(BitwiseAnd, "cpu").types(int_types()).run(bitwise_and);
+OPENACL_REGISTER_KERNEL(BitwiseOr, "cpu").types(int_types()).run(bitwise_or);
+OPENACL_REGISTER_KERNEL(BitwiseXor, "cpu").types(int_types()).run(bitwise_xor);
+
+}  // namespace
+}  // namespace openacl::kernels::cpu
