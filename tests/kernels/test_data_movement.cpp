@@ -225,3 +225,77 @@ TEST(Misc, CompressReverseSequenceDepthToSpaceCenterCrop) {
 
 }  // namespace
 }  // namespace openacl::testing
+
+namespace openacl::testing {
+namespace {
+
+TEST(EdgeCases, EmptyTensors) {
+  graph::AttributeMap a;
+  a.set("perm", attr_ints({1, 0}));
+  OpRun r = run_op("Transpose", {tensor<float>({0, 3}, {})}, a);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.outputs[0]->dims, (V64{3, 0}));
+  r = run_op("Gather", {tensor<float>({3, 2}, {1, 2, 3, 4, 5, 6}), tensor<int64_t>({0}, {})});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.outputs[0]->dims, (V64{0, 2}));
+  r = run_op("NonZero", {tensor<int32_t>({3}, {0, 0, 0})});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.outputs[0]->dims, (V64{1, 0}));
+}
+
+TEST(EdgeCases, OldOpsetAttributes) {
+  graph::AttributeMap s;
+  s.set("starts", attr_ints({1}));
+  s.set("ends", attr_ints({100}));
+  OpRun r = run_op("Slice", {tensor<int64_t>({4}, {1, 2, 3, 4})}, s, 9);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(values<int64_t>(r.outputs[0]), (std::vector<int64_t>{2, 3, 4}));
+  graph::AttributeMap p;
+  p.set("pads", attr_ints({1, 1}));
+  p.set("value", attr_float(2.5f));
+  r = run_op("Pad", {tensor<double>({1}, {7})}, p, 2);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(values<double>(r.outputs[0]), (std::vector<double>{2.5, 7, 2.5}));
+}
+
+TEST(EdgeCases, SplitNumOutputsUneven) {
+  graph::AttributeMap a;
+  a.set("num_outputs", attr_int(2));
+  OpRun r = run_n("Split", {tensor<int32_t>({3}, {1, 2, 3})}, a, 2, 18);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(values<int32_t>(r.outputs[0]), (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(values<int32_t>(r.outputs[1]), (std::vector<int32_t>{3}));
+}
+
+TEST(EdgeCases, UniqueAlongAxisFloat16) {
+  graph::AttributeMap a;
+  a.set("axis", attr_int(-1));
+  // Columns: (1,2) (0,0) (1,2) -> sorted unique (0,0) (1,2). float16 1=0x3C00, 2=0x4000.
+  OpRun r = run_n("Unique", {raw_tensor<uint16_t>(DType::kFloat16, {2, 3}, {0x3C00, 0, 0x3C00, 0x4000, 0, 0x4000})}, a, 4);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.outputs[0]->dims, (V64{2, 2}));
+  EXPECT_EQ(values<uint16_t>(r.outputs[0]), (std::vector<uint16_t>{0, 0x3C00, 0, 0x4000}));
+  EXPECT_EQ(values<int64_t>(r.outputs[2]), (std::vector<int64_t>{1, 0, 1}));
+}
+
+TEST(EdgeCases, BadInputsFailCleanly) {
+  graph::AttributeMap a;
+  a.set("perm", attr_ints({0, 0}));
+  EXPECT_FALSE(run_op("Transpose", {tensor<float>({2, 2}, {1, 2, 3, 4})}, a).status.ok());
+  EXPECT_FALSE(run_op("ScatterND", {tensor<float>({2}, {1, 2}), tensor<int64_t>({1, 1}, {5}), tensor<float>({1}, {9})})
+                   .status.ok());
+  EXPECT_FALSE(run_op("GatherND", {tensor<float>({2}, {1, 2}), tensor<int32_t>({1, 1}, {-3})}).status.ok());
+}
+
+// The static path (shape input constant): Reshape may run in place.
+TEST(EdgeCases, ReshapeStaticConstantShape) {
+  OpSpec s;
+  s.op_type = "Reshape";
+  s.constant_inputs = {1};
+  OpRun r = run_op(s, {tensor<float>({2, 2}, {1, 2, 3, 4}), tensor<int64_t>({1}, {4})});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(values<float>(r.outputs[0]), (std::vector<float>{1, 2, 3, 4}));
+}
+
+}  // namespace
+}  // namespace openacl::testing

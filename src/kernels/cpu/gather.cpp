@@ -53,7 +53,14 @@ Status gather(KernelContext& ctx) {
       const U* src = x.as<const U>();
       U* dst = y.as<U>();
       parallel_for(outer * n, 16384, [&](int64_t b, int64_t e) {
-        for (int64_t k = b; k < e; ++k) dst[k] = src[(k / n) * d + ind[k % n]];
+        int64_t o = b / n, j = b % n;
+        for (int64_t k = b; k < e; ++k) {
+          dst[k] = src[o * d + ind[j]];
+          if (++j == n) {
+            j = 0;
+            ++o;
+          }
+        }
       });
     });
     return Status::Ok();
