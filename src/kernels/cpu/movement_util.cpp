@@ -93,22 +93,46 @@ void map_copy_t(const Tensor& in, Tensor& out, const std::vector<std::vector<int
   });
 }
 
-// Batched 2-D transpose: for each of `batch` matrices, in [R, C] -> out [C, R],
-// in 32x32 tiles so both sides stay in cache.
+// Tiled permute for when the innermost input axis moves: for every index of
+// the other axes, a 2-D transpose between input axis A (innermost in the
+// output) and the innermost input axis, in 32x32 tiles so reads and writes
+// both stay in cache lines. NCHW->NHWC and batched matrix transposes land here.
 template <class U>
-void transpose_2d(const U* in, U* out, int64_t batch, int64_t R, int64_t C) {
+void transpose_tiled(const U* in, U* out, const std::vector<int64_t>& dims, const std::vector<int64_t>& perm) {
   constexpr int64_t kT = 32;
+  const int64_t n = static_cast<int64_t>(perm.size());
+  std::vector<int64_t> od(n);
+  for (int64_t i = 0; i < n; ++i) od[i] = dims[perm[i]];
+  const std::vector<int64_t> is = strides_of(dims), os = strides_of(od);
+  const int64_t A = perm[n - 1];
+  int64_t q = 0;
+  while (perm[q] != n - 1) ++q;
+  const int64_t R = dims[A], C = dims[n - 1], a_in = is[A], c_out = os[q];
+  // The other output positions, outermost first.
+  std::vector<int64_t> rest;
+  for (int64_t i = 0; i + 1 < n; ++i)
+    if (i != q) rest.push_back(i);
+  int64_t outer = 1;
+  for (int64_t i : rest) outer *= od[i];
   const int64_t tr = (R + kT - 1) / kT, tc = (C + kT - 1) / kT;
-  const int64_t tiles = batch * tr * tc;
-  parallel_for(tiles, 4, [&](int64_t b, int64_t e) {
+  parallel_for(outer * tr * tc, 4, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
-      const int64_t n = t / (tr * tc), rem = t % (tr * tc);
+      int64_t o = t / (tr * tc);
+      const int64_t rem = t % (tr * tc);
+      int64_t ib = 0, ob = 0;
+      for (int64_t k = static_cast<int64_t>(rest.size()) - 1; k >= 0; --k) {
+        const int64_t pos = rest[k], c = o % od[pos];
+        o /= od[pos];
+        ib += c * is[perm[pos]];
+        ob += c * os[pos];
+      }
       const int64_t r0 = (rem / tc) * kT, c0 = (rem % tc) * kT;
       const int64_t r1 = std::min(R, r0 + kT), c1 = std::min(C, c0 + kT);
-      const U* ib = in + n * R * C;
-      U* ob = out + n * R * C;
-      for (int64_t c = c0; c < c1; ++c)
-        for (int64_t r = r0; r < r1; ++r) ob[c * R + r] = ib[r * C + c];
+      for (int64_t c = c0; c < c1; ++c) {
+        const U* src = in + ib + c;
+        U* dst = out + ob + c * c_out;
+        for (int64_t r = r0; r < r1; ++r) dst[r] = src[r * a_in];
+      }
     }
   });
 }
@@ -204,16 +228,11 @@ void transpose_bytes(const void* in, void* out, const std::vector<int64_t>& dims
     cdims[k] = d;
   }
   for (int64_t i = 0; i < n; ++i) cperm[i] = rank_of[i];
-  bool two_d = (n == 2) || (n == 3 && cperm[0] == 0 && cperm[1] == 2 && cperm[2] == 1);
-  if (two_d) {
-    const int64_t batch = n == 3 ? cdims[0] : 1;
-    const int64_t R = cdims[n - 2], C = cdims[n - 1];
-    if (dispatch_size(esize, [&](auto tag) {
-          using U = typename decltype(tag)::type;
-          transpose_2d(static_cast<const U*>(in), static_cast<U*>(out), batch, R, C);
-        }))
-      return;
-  }
+  if (cperm[n - 1] != n - 1 && dispatch_size(esize, [&](auto tag) {
+        using U = typename decltype(tag)::type;
+        transpose_tiled(static_cast<const U*>(in), static_cast<U*>(out), cdims, cperm);
+      }))
+    return;
   // The innermost input axis staying innermost: move it as one block.
   size_t block = esize;
   if (cperm[n - 1] == n - 1) {
