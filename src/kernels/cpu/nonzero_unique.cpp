@@ -1,6 +1,7 @@
 // NonZero and Unique: outputs whose shapes depend on the data, allocated here
 // once the data has been scanned.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -48,6 +49,16 @@ Status non_zero(KernelContext& ctx) {
   return st;
 }
 
+// A strict weak order for sorting: NaN after every number, NaNs equal.
+template <class C>
+inline bool less(C a, C b) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (std::isnan(a)) return false;
+    if (std::isnan(b)) return true;
+  }
+  return a < b;
+}
+
 // Unique over slices along `axis` (or single elements when flattened): slice
 // k is x[o, k, i] for all (o, i).
 Status unique(KernelContext& ctx) {
@@ -73,8 +84,8 @@ Status unique(KernelContext& ctx) {
           for (int64_t o = 0; o < outer; ++o)
             for (int64_t i = 0; i < inner; ++i) {
               const auto va = at(a, o, i), vb = at(b, o, i);
-              if (va < vb) return -1;
-              if (vb < va) return 1;
+              if (less(va, vb)) return -1;
+              if (less(vb, va)) return 1;
             }
           return 0;
         };
