@@ -299,3 +299,16 @@ TEST(EdgeCases, ReshapeStaticConstantShape) {
 
 }  // namespace
 }  // namespace openacl::testing
+
+namespace openacl::testing {
+namespace {
+
+TEST(EdgeCases, TileOpset1ScalarTilesAndAxis) {
+  OpRun r = run_op("Tile", {tensor<float>({2, 1}, {1, 2}), tensor<float>({}, {3}), tensor<float>({}, {1})}, {}, 1);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.outputs[0]->dims, (V64{2, 3}));
+  EXPECT_EQ(values<float>(r.outputs[0]), (std::vector<float>{1, 1, 1, 2, 2, 2}));
+}
+
+}  // namespace
+}  // namespace openacl::testing

@@ -27,13 +27,31 @@ Status expand(KernelContext& ctx) {
   return Status::Ok();
 }
 
+bool scalar_int(const Tensor& t, int64_t* v) {
+  if (t.elements() != 1) return false;
+  double d = 0;
+  if (!dispatch<kNumeric>(t.dtype, [&](auto tag) { d = static_cast<double>(load(t.template as<const typename decltype(tag)::type>()[0])); }))
+    return false;
+  if (!(d > -9.0e18 && d < 9.0e18)) return false;
+  *v = static_cast<int64_t>(d);
+  return true;
+}
+
 Status tile(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   const int64_t r = x.rank();
   std::vector<int64_t> reps;
-  if (!ctx.has_input(1) || !is_index_type(ctx.input(1).dtype) || !read_ints(ctx.input(1), &reps))
+  if (ctx.opset() < 6) {  // Tile-1: `tiles` copies along `axis`
+    int64_t tiles = 0, axis = 0;
+    if (!ctx.has_input(2) || !scalar_int(ctx.input(1), &tiles) || !scalar_int(ctx.input(2), &axis) ||
+        !norm_axis(&axis, r))
+      return ctx.fail("tiles and axis must be scalars, axis in range");
+    reps.assign(static_cast<size_t>(r), 1);
+    reps[axis] = tiles;
+  } else if (!ctx.has_input(1) || !is_index_type(ctx.input(1).dtype) || !read_ints(ctx.input(1), &reps)) {
     return ctx.fail("repeats must be an int64 input");
+  }
   if (static_cast<int64_t>(reps.size()) != r) return ctx.fail("repeats has %zu entries for rank %lld", reps.size(),
                                                               static_cast<long long>(r));
   std::vector<std::vector<int64_t>> maps(r);
@@ -48,7 +66,7 @@ Status tile(KernelContext& ctx) {
 }
 
 OPENACL_REGISTER_KERNEL(Expand, "cpu").types(movable_types()).run(expand);
-OPENACL_REGISTER_KERNEL(Tile, "cpu").since(6).types(movable_types()).run(tile);
+OPENACL_REGISTER_KERNEL(Tile, "cpu").types(movable_types()).run(tile);
 
 }  // namespace
 }  // namespace openacl::kernels::cpu
