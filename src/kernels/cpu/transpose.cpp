@@ -1,6 +1,6 @@
-// Transpose: a tiled 2-D path for permutations that reduce to a (batched)
-// matrix transpose (last two axes, NCHW<->NHWC), a strided copy otherwise
-// (see transpose_bytes in movement_util.cpp).
+// Transpose (see transpose_bytes in movement_util.cpp): size-1 axes dropped
+// and adjacent axes merged, then 32x32 tiles when the innermost axis moves
+// (matrix transposes, NCHW<->NHWC), block copies when it stays.
 #include "kernels/cpu/movement_util.h"
 
 namespace openacl::kernels::cpu {
