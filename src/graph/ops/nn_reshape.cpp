@@ -262,6 +262,25 @@ Status tile_shape(ShapeContext& ctx) {
     set_out(ctx, 0, x.dtype, std::nullopt);
     return Status::Ok();
   }
+  if (ctx.opset() >= 1 && ctx.opset() < 6) {  // Tile-1: scalar tiles and axis inputs
+    auto tiles = const_doubles(ctx, 1), axis = const_doubles(ctx, 2);
+    if (!tiles || !axis || tiles->size() != 1 || axis->size() != 1) {
+      set_out(ctx, 0, x.dtype, unknown_dims(x.rank()));
+      return Status::Ok();
+    }
+    int64_t a;
+    const double t = (*tiles)[0];
+    if (!(t >= 0 && t < 9.0e18)) return ctx.fail("tiles %g is not a count", t);
+    const double ax = (*axis)[0];
+    if (!(ax > -9.0e18 && ax < 9.0e18) || !normalize_axis(static_cast<int64_t>(ax), x.rank(), &a))
+      return ctx.fail("axis %g is out of range for %s", ax, x.str().c_str());
+    Shape out = *x.shape;
+    int64_t v;
+    if (out[a].known() && !mul_ok(out[a].value, static_cast<int64_t>(t), &v)) return ctx.fail("tiling overflows");
+    out[a] = dim_mul(out[a], static_cast<int64_t>(t));
+    set_out(ctx, 0, x.dtype, std::move(out));
+    return Status::Ok();
+  }
   auto reps = const_ints(ctx, 1);
   if (!reps) {
     set_out(ctx, 0, x.dtype, unknown_dims(x.rank()));
