@@ -1,0 +1,109 @@
+// Shared oneDNN plumbing for the compute-heavy CPU kernels (Conv, MatMul,
+// Gemm): one engine for the process, a stream per thread, user-managed
+// scratchpads, and a small shape-keyed primitive cache for dynamic models.
+//
+// Why user scratchpads: a Kernel's run() may be called from several threads
+// at once; oneDNN's library-managed scratchpad is shared per primitive unless
+// the library was built for concurrent execution, so each thread brings its
+// own buffer.
+#pragma once
+
+#if OPENACL_HAVE_DNNL
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace openacl::kernels::cpu::dnnl_util {
+
+inline dnnl::engine& engine() {
+  static dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);  // never destroyed: outlives statics
+  return *e;
+}
+
+// CPU streams are cheap but not documented as thread-safe: one per thread.
+inline dnnl::stream& stream() {
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+inline dnnl::memory::dims to_dims(const std::vector<int64_t>& v) { return dnnl::memory::dims(v.begin(), v.end()); }
+
+// Dense row-major f32 descriptor for `dims`.
+inline dnnl::memory::desc plain_f32(const std::vector<int64_t>& dims) {
+  const std::vector<int64_t> st = [&] {
+    std::vector<int64_t> s(dims.size(), 1);
+    for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * dims[i + 1];
+    return s;
+  }();
+  return dnnl::memory::desc(to_dims(dims), dnnl::memory::data_type::f32, to_dims(st));
+}
+
+// Attributes every primitive here uses: user scratchpad (see top).
+inline dnnl::primitive_attr base_attr() {
+  dnnl::primitive_attr a;
+  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
+// This thread's scratchpad, grown to at least `bytes` (allocates only when it grows).
+inline void* scratch(size_t bytes) {
+  thread_local std::vector<char> buf;
+  if (buf.size() < bytes) buf.resize(bytes);
+  return buf.data();
+}
+
+// Wraps `ptr` (not owned) as a dnnl::memory of `md`.
+inline dnnl::memory wrap(const dnnl::memory::desc& md, const void* ptr) {
+  return dnnl::memory(md, engine(), const_cast<void*>(ptr));
+}
+
+// Copies `src` (plain `from`) into a freshly allocated memory of layout `to`.
+inline dnnl::memory reorder_to(const dnnl::memory::desc& from, const void* src, const dnnl::memory::desc& to) {
+  dnnl::memory out(to, engine());
+  dnnl::memory in = wrap(from, src);
+  dnnl::reorder(in, out).execute(stream(), in, out);
+  stream().wait();
+  return out;
+}
+
+// Primitives built lazily per input shape (dynamic models). run() is const and
+// may race, so lookups lock; entries are shared_ptrs so a caller keeps its
+// entry alive even if another thread clears the cache. Bounded: cleared when
+// full (dynamic models rarely cycle through many shapes).
+template <class Entry>
+class ShapeCache {
+ public:
+  using Key = std::vector<int64_t>;
+  template <class Make>
+  std::shared_ptr<const Entry> get(const Key& key, Make&& make) const {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = map_.find(key);
+      if (it != map_.end()) return it->second;
+    }
+    std::shared_ptr<const Entry> e = make();  // outside the lock: building may take milliseconds
+    if (!e) return e;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (map_.size() >= kMaxEntries) map_.clear();
+    map_.emplace(key, e);
+    return e;
+  }
+  void put(const Key& key, std::shared_ptr<const Entry> e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    map_[key] = std::move(e);
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = 16;
+  mutable std::mutex mu_;
+  mutable std::map<Key, std::shared_ptr<const Entry>> map_;
+};
+
+}  // namespace openacl::kernels::cpu::dnnl_util
+
+#endif  // OPENACL_HAVE_DNNL
