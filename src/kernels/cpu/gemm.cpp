@@ -75,7 +75,7 @@ class GemmKernel final : public Kernel {
       if (gemm_shape(attrs_, ad, bd, &s).empty()) {
         const graph::TensorData* bc = init.constant(1);
         const bool acc = init.has_input(2) && beta_ != 0.f;
-        cache_.put(key(ad, bd, acc), build(s, acc, bc ? static_cast<const float*>(bc->data) : nullptr));
+        cache_.put_static(ad, bd, acc, build(s, acc, bc ? static_cast<const float*>(bc->data) : nullptr));
       }
     }
 #endif
@@ -106,7 +106,7 @@ class GemmKernel final : public Kernel {
 #if OPENACL_HAVE_DNNL
     if (a.dtype == DType::kFloat32 && s.K > 0) {
       const bool acc = c && beta_ != 0.f;
-      auto e = cache_.get(key(a.dims, b.dims, acc), [&] { return build(s, acc, b_const_ ? b.as<float>() : nullptr); });
+      auto e = cache_.get(a.dims, b.dims, acc, [&] { return build(s, acc, b_const_ ? b.as<float>() : nullptr); });
       if (e && e->ok) {
         if (acc) fill_beta_c<float>(s, c, beta_, y->as<float>());
         run_matmul(*e, a.as<float>(), b.as<float>(), y->as<float>());
@@ -122,14 +122,6 @@ class GemmKernel final : public Kernel {
   }
 
  private:
-  static std::vector<int64_t> key(const std::vector<int64_t>& a, const std::vector<int64_t>& b, bool acc) {
-    std::vector<int64_t> k = a;
-    k.push_back(-1);
-    k.insert(k.end(), b.begin(), b.end());
-    k.push_back(acc);
-    return k;
-  }
-
 #if OPENACL_HAVE_DNNL
   std::shared_ptr<const MatmulEntry> build(const GemmShape& s, bool acc, const float* const_b) const {
     MatmulSpec spec;

@@ -107,7 +107,7 @@ class MatMulKernel final : public Kernel {
       MatmulShape s;
       if (matmul_shape(ad, bd, &s).empty()) {
         const graph::TensorData* bc = init.constant(1);
-        cache_.put(key(ad, bd), build(s, bc ? static_cast<const float*>(bc->data) : nullptr));
+        cache_.put_static(ad, bd, 0, build(s, bc ? static_cast<const float*>(bc->data) : nullptr));
       }
     }
 #endif
@@ -125,7 +125,7 @@ class MatMulKernel final : public Kernel {
     if (y->elements() == 0) return Status::Ok();
 #if OPENACL_HAVE_DNNL
     if (a.dtype == DType::kFloat32) {
-      auto e = cache_.get(key(a.dims, b.dims), [&] { return build(s, b_const_ ? b.as<float>() : nullptr); });
+      auto e = cache_.get(a.dims, b.dims, 0, [&] { return build(s, b_const_ ? b.as<float>() : nullptr); });
       if (e && e->ok) {
         run_matmul(*e, a.as<float>(), b.as<float>(), y->as<float>());
         return Status::Ok();
@@ -140,13 +140,6 @@ class MatMulKernel final : public Kernel {
   }
 
  private:
-  static std::vector<int64_t> key(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-    std::vector<int64_t> k = a;
-    k.push_back(-1);
-    k.insert(k.end(), b.begin(), b.end());
-    return k;
-  }
-
 #if OPENACL_HAVE_DNNL
   static std::shared_ptr<const MatmulEntry> build(const MatmulShape& s, const float* const_b) {
     MatmulSpec spec;
