@@ -146,6 +146,46 @@ TEST(Conv, ChannelMismatchFailsCleanly) {
   EXPECT_FALSE(r.status.ok());
 }
 
+TEST(ConvTranspose, OneDnnMatchesReferenceOnRandomShapes) {
+  std::mt19937 rng(9);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int trial = 0; trial < 30; ++trial) {
+    const int nsp = 1 + trial % 3;
+    const int64_t G = pick(0, 1) == 0 ? 1 : pick(1, 3), Cg = pick(1, 4), Mg = pick(1, 4), N = pick(1, 2);
+    const int64_t C = Cg * G, M = Mg * G;
+    std::vector<int64_t> xd{N, C}, wd{C, Mg}, s, d, p(2 * nsp), op;
+    for (int i = 0; i < nsp; ++i) {
+      const int64_t k = pick(1, 3), dil = pick(1, 2), st = pick(1, 3);
+      xd.push_back(pick(1, nsp == 3 ? 4 : 7)), wd.push_back(k), s.push_back(st), d.push_back(dil);
+      p[i] = pick(0, (k - 1) * dil), p[i + nsp] = pick(0, (k - 1) * dil);
+      op.push_back(pick(0, std::max(st, dil) - 1));
+    }
+    auto attrs = conv_attrs(G, s, d, p);
+    attrs.set("output_padding", attr_ints(op));
+    const std::vector<float> x = random_floats(count(xd), trial), w = random_floats(count(wd), 50 + trial),
+                             b = random_floats(M, 90 + trial);
+    WindowGeom g;
+    ASSERT_EQ(kernels::cpu::conv_transpose_geom(attrs, xd, wd, &g), "");
+    if (g.out_size() <= 0) continue;
+    std::vector<double> xs(x.begin(), x.end()), ws(w.begin(), w.end()), bs(b.begin(), b.end());
+    std::vector<double> want(static_cast<size_t>(g.N * g.M * g.out_size()));
+    const bool bias = trial % 2 == 1;
+    kernels::cpu::conv_transpose_ref<double>(g, xs.data(), ws.data(), bias ? bs.data() : nullptr, want.data());
+    for (bool constant_w : {true, false}) {
+      OpSpec spec;
+      spec.op_type = "ConvTranspose";
+      spec.attrs = attrs;
+      if (constant_w) spec.constant_inputs = {1, 2};
+      std::vector<Data> ins{tensor<float>(xd, x), tensor<float>(wd, w)};
+      if (bias) ins.push_back(tensor<float>({M}, b));
+      OpRun r = run_op(spec, ins);
+      ASSERT_TRUE(r.status.ok()) << r.status.message();
+      EXPECT_EQ(r.outputs[0]->dims, kernels::cpu::geom_out_dims(g));
+      expect_near(values<float>(r.outputs[0]), want, 1e-4, "trial " + std::to_string(trial));
+    }
+  }
+}
+
 TEST(ConvTranspose, StridesPadsGroupsAgainstScatter) {
   // 1-D, stride 2, group 2, output_padding 1: y[o] += x[i] * w[k] at o = 2i + k - pad.
   graph::AttributeMap a;

@@ -3,17 +3,12 @@
 // preferred layout when they are constant; built lazily per input shape
 // otherwise), the reference loops for float64 and for cases oneDNN declines.
 // float16/bfloat16 are widened to float and take the float32 path.
-//
-// Layouts: X and Y are plain N C D.. H W at the kernel boundary. The weights
-// take the primitive's layout; activations are reordered to a blocked layout
-// around the convolution only when that turns an im2col+GEMM implementation
-// into a direct one. To chain blocked activations across layers later, the
-// entry already carries src_int/dst_int: run() would skip the reorders when
-// the neighbouring kernels agree on them.
+// Layouts: see conv_dnnl.h.
 #include <memory>
 #include <string>
 #include <unordered_map>
 
+#include "kernels/cpu/conv_dnnl.h"
 #include "kernels/cpu/conv_ref.h"
 #include "kernels/cpu/cpu_common.h"
 #include "kernels/cpu/dnnl_common.h"
@@ -22,29 +17,6 @@ namespace openacl::kernels::cpu {
 namespace {
 
 #if OPENACL_HAVE_DNNL
-// One built primitive for one (X dims, W dims) pair.
-struct ConvEntry {
-  bool ok = false;  // false: oneDNN declined; use the reference
-  dnnl::convolution_forward prim;
-  dnnl::memory::desc src, wei_user, wei, bias, dst;  // src/dst: plain (the tensors we get)
-  bool reorder_w = false;  // the primitive wants another weight layout
-  dnnl::memory packed_w;    // weights already in that layout (constant W)
-  // Blocked activations: when the direct (jit) kernels need blocked src/dst
-  // and plain NCHW would fall back to im2col + GEMM, X is reordered into
-  // src_int and the result out of dst_int around the convolution.
-  bool blocked = false;
-  dnnl::memory::desc src_int, dst_int;
-  dnnl::reorder src_reorder, dst_reorder;
-  dnnl::memory::desc scratch_md;
-  size_t scratch_bytes = 0;
-};
-
-bool is_gemm_impl(const dnnl::primitive_desc& pd) {
-  return std::string(pd.impl_info_str()).find("gemm") != std::string::npos;
-}
-
-size_t align64(size_t n) { return (n + 63) / 64 * 64; }
-
 std::shared_ptr<const ConvEntry> build_conv(const WindowGeom& g, const std::vector<int64_t>& xd,
                                             const std::vector<int64_t>& wd, bool has_bias, const float* const_w) {
   auto e = std::make_shared<ConvEntry>();
@@ -70,7 +42,7 @@ std::shared_ptr<const ConvEntry> build_conv(const WindowGeom& g, const std::vect
     e->wei_user = dnnl_util::plain_f32(wdims);
     const memory::desc wei_any(dnnl_util::to_dims(wdims), memory::data_type::f32, memory::format_tag::any);
     if (has_bias) e->bias = dnnl_util::plain_f32({g.M});
-    auto make_pd = [&](const memory::desc& src, const memory::desc& dst) {
+    finish_conv_entry<dnnl::convolution_forward>(e.get(), xd, yd, const_w, [&](const memory::desc& src, const memory::desc& dst) {
       const auto desc = has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
                                                                    dnnl::algorithm::convolution_direct, src, wei_any,
                                                                    e->bias, dst, strides, dil, pl, pr)
@@ -78,64 +50,13 @@ std::shared_ptr<const ConvEntry> build_conv(const WindowGeom& g, const std::vect
                                                                    dnnl::algorithm::convolution_direct, src, wei_any,
                                                                    dst, strides, dil, pl, pr);
       return dnnl::convolution_forward::primitive_desc(desc, dnnl_util::base_attr(), dnnl_util::engine());
-    };
-    dnnl::convolution_forward::primitive_desc pd = make_pd(e->src, e->dst);
-    if (is_gemm_impl(pd)) {
-      const memory::desc any_x(dnnl_util::to_dims(xd), memory::data_type::f32, memory::format_tag::any);
-      const memory::desc any_y(dnnl_util::to_dims(yd), memory::data_type::f32, memory::format_tag::any);
-      try {
-        dnnl::convolution_forward::primitive_desc bpd = make_pd(any_x, any_y);
-        if (!is_gemm_impl(bpd)) {
-          pd = bpd;
-          e->blocked = true;
-        }
-      } catch (const dnnl::error&) {
-      }
-    }
-    e->wei = pd.weights_desc();
-    e->reorder_w = e->wei != e->wei_user;
-    if (e->blocked) {
-      e->src_int = pd.src_desc();
-      e->dst_int = pd.dst_desc();
-      e->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(dnnl_util::engine(), e->src, dnnl_util::engine(), e->src_int));
-      e->dst_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(dnnl_util::engine(), e->dst_int, dnnl_util::engine(), e->dst));
-    }
-    e->scratch_md = pd.scratchpad_desc();
-    e->scratch_bytes = e->scratch_md.get_size();
-    e->prim = dnnl::convolution_forward(pd);
-    if (const_w && e->reorder_w) e->packed_w = dnnl_util::reorder_to(e->wei_user, const_w, e->wei);
-    e->ok = true;
+    });
   } catch (const dnnl::error&) {
     e->ok = false;
   }
   return e;
 }
 
-void run_conv(const ConvEntry& e, const float* x, const float* w, const float* b, float* y) {
-  using namespace dnnl_util;
-  dnnl::memory wm;
-  if (!e.reorder_w) wm = wrap(e.wei, w);
-  else if (e.packed_w) wm = e.packed_w;
-  else wm = reorder_to(e.wei_user, w, e.wei);  // weights not constant: reorder per run
-  // One per-thread buffer holds the scratchpad and the blocked activations.
-  const size_t s_bytes = align64(e.scratch_bytes);
-  const size_t x_bytes = e.blocked ? align64(e.src_int.get_size()) : 0;
-  const size_t y_bytes = e.blocked ? align64(e.dst_int.get_size()) : 0;
-  char* buf = static_cast<char*>(scratch(s_bytes + x_bytes + y_bytes));
-  dnnl::memory xm = wrap(e.src, x), ym = wrap(e.dst, y);
-  dnnl::memory xi = xm, yo = ym;
-  if (e.blocked) {
-    xi = wrap(e.src_int, buf + s_bytes);
-    yo = wrap(e.dst_int, buf + s_bytes + x_bytes);
-    e.src_reorder.execute(stream(), xm, xi);
-  }
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, xi}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, yo}};
-  if (b) args.emplace(DNNL_ARG_BIAS, wrap(e.bias, b));
-  if (e.scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, wrap(e.scratch_md, buf));
-  e.prim.execute(stream(), args);
-  if (e.blocked) e.dst_reorder.execute(stream(), yo, ym);
-  stream().wait();
-}
 #endif
 
 class ConvKernel final : public Kernel {
@@ -205,7 +126,7 @@ class ConvKernel final : public Kernel {
     const std::shared_ptr<const ConvEntry> e = cache_.get(
         x.dims, w.dims, bp != nullptr, [&] { return build_conv(g, x.dims, w.dims, bp != nullptr, w_const_ ? wp : nullptr); });
     if (e && e->ok) {
-      run_conv(*e, xp, wp, bp, yp);
+      run_conv_entry(*e, xp, wp, bp, yp);
       return;
     }
 #endif
