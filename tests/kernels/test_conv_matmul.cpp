@@ -8,6 +8,7 @@
 #include <ctime>
 #include <algorithm>
 #include <random>
+#include <thread>
 
 #include "base/fp16.h"
 #include "kernels/cpu/conv_ref.h"
@@ -399,26 +400,28 @@ TEST(Quantized, ConvIntegerPerChannelZeroPoint) {
   EXPECT_EQ(values<int32_t>(r.outputs[0]), (std::vector<int32_t>{0, 2, 0, 2}));
 }
 
-// Timing (not an assertion): compiles one node once, then runs it `reps`
-// times. Run with --gtest_also_run_disabled_tests.
-// Returns wall ms per run; *cpu_ms gets process CPU ms per run (all threads):
-// on a shared, oversubscribed machine the CPU time is the steadier number.
-double time_node(const OpSpec& spec, const std::vector<Data>& inputs, int reps, double* cpu_ms) {
+// Compiles one node; non-constant inputs become graph inputs, with all dims
+// unknown when `dynamic` (the executor then re-infers shapes per run and the
+// kernel builds its primitives lazily). *feeds gets the inputs' tensors.
+std::shared_ptr<const model::CompiledModel> compile_node(const OpSpec& spec, const std::vector<Data>& inputs,
+                                                         bool dynamic, std::vector<kernels::Tensor>* feeds) {
   auto g = std::make_unique<graph::Graph>();
   g->opsets()[spec.domain] = spec.opset;
   std::vector<graph::Value*> ins;
-  std::vector<kernels::Tensor> feeds;
+  feeds->clear();
   for (size_t i = 0; i < inputs.size(); ++i) {
     graph::TensorType t;
     t.dtype = inputs[i]->dtype;
-    t.shape = graph::Shape(inputs[i]->dims.begin(), inputs[i]->dims.end());
+    const bool is_const = std::count(spec.constant_inputs.begin(), spec.constant_inputs.end(), static_cast<int>(i));
+    t.shape = (dynamic && !is_const) ? graph::Shape(inputs[i]->dims.size())
+                                     : graph::Shape(inputs[i]->dims.begin(), inputs[i]->dims.end());
     graph::Value* v = g->add_value("in" + std::to_string(i), t);
-    if (std::count(spec.constant_inputs.begin(), spec.constant_inputs.end(), static_cast<int>(i))) {
+    if (is_const) {
       v->constant = inputs[i];
     } else {
       v->is_graph_input = true;
       g->inputs().push_back(v);
-      feeds.push_back(kernels::Tensor{inputs[i]->dtype, inputs[i]->dims, const_cast<void*>(inputs[i]->data)});
+      feeds->push_back(kernels::Tensor{inputs[i]->dtype, inputs[i]->dims, const_cast<void*>(inputs[i]->data)});
     }
     ins.push_back(v);
   }
@@ -430,8 +433,64 @@ double time_node(const OpSpec& spec, const std::vector<Data>& inputs, int reps, 
   model::CompileOptions opt;
   opt.fold_constants = false;
   std::unique_ptr<model::CompiledModel> compiled;
-  EXPECT_TRUE(model::CompiledModel::compile(std::move(g), opt, &compiled).ok());
-  std::shared_ptr<const model::CompiledModel> m(std::move(compiled));
+  const Status st = model::CompiledModel::compile(std::move(g), opt, &compiled);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return std::shared_ptr<const model::CompiledModel>(std::move(compiled));
+}
+
+// Dynamic shapes: one compiled model, X of several shapes, several threads at
+// once (run() is const and shared).
+TEST(Conv, DynamicShapesAndConcurrentRuns) {
+  const std::vector<int64_t> wd{16, 8, 3, 3};
+  const std::vector<float> w = random_floats(count(wd), 21), b = random_floats(16, 22);
+  OpSpec spec;
+  spec.op_type = "Conv";
+  spec.attrs = conv_attrs(1, {1, 1}, {1, 1}, {1, 1, 1, 1});
+  spec.constant_inputs = {1, 2};
+  std::vector<kernels::Tensor> feeds;
+  auto m = compile_node(spec, {tensor<float>({1, 8, 5, 5}, random_floats(200, 1)), tensor<float>(wd, w),
+                               tensor<float>({16}, b)}, /*dynamic=*/true, &feeds);
+  ASSERT_TRUE(m);
+  ASSERT_FALSE(m->is_static());
+  std::vector<std::vector<int64_t>> shapes{{1, 8, 5, 5}, {2, 8, 7, 6}, {1, 8, 12, 12}};
+  std::vector<std::string> errors(6);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      model::Executor exec(m);
+      for (int rep = 0; rep < 3; ++rep) {
+        const std::vector<int64_t>& xd = shapes[(t + rep) % shapes.size()];
+        const std::vector<float> x = random_floats(count(xd), t * 10 + rep);
+        WindowGeom g;
+        kernels::cpu::conv_geom(spec.attrs, xd, wd, &g);
+        std::vector<double> xs(x.begin(), x.end()), ws(w.begin(), w.end()), bs(b.begin(), b.end());
+        std::vector<double> want(static_cast<size_t>(g.N * g.M * g.out_size()));
+        kernels::cpu::conv_ref<double>(g, xs.data(), ws.data(), bs.data(), want.data());
+        std::vector<kernels::Tensor> results;
+        const Status st = exec.run({kernels::Tensor{DType::kFloat32, xd, const_cast<float*>(x.data())}}, &results);
+        if (!st.ok()) {
+          errors[t] = st.message();
+          return;
+        }
+        const float* y = results[0].as<float>();
+        for (size_t i = 0; i < want.size(); ++i)
+          if (std::fabs(y[i] - want[i]) > 1e-4 * (1 + std::fabs(want[i]))) {
+            errors[t] = "mismatch at " + std::to_string(i);
+            return;
+          }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+}
+
+// Timing (not an assertion): compiles one node once, then runs it `reps`
+// times. Returns wall ms per run; *cpu_ms gets process CPU ms per run (all
+// threads): on a shared, oversubscribed machine the CPU time is the steadier number.
+double time_node(const OpSpec& spec, const std::vector<Data>& inputs, int reps, double* cpu_ms) {
+  std::vector<kernels::Tensor> feeds;
+  auto m = compile_node(spec, inputs, false, &feeds);
   model::Executor exec(m);
   std::vector<kernels::Tensor> results;
   EXPECT_TRUE(exec.run(feeds, &results).ok());

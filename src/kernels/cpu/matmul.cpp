@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "kernels/cpu/conv_ref.h"  // load_as / store_from
 #include "kernels/cpu/matmul_common.h"
 
 namespace openacl::kernels::cpu {
@@ -128,6 +129,17 @@ class MatMulKernel final : public Kernel {
       auto e = cache_.get(a.dims, b.dims, 0, [&] { return build(s, b_const_ ? b.as<float>() : nullptr); });
       if (e && e->ok) {
         run_matmul(*e, a.as<float>(), b.as<float>(), y->as<float>());
+        return Status::Ok();
+      }
+    } else if (a.dtype == DType::kFloat16 || a.dtype == DType::kBFloat16) {
+      // Widened to float32 (copies): the float32 primitive beats the scalar loops.
+      // A constant B may be prepacked from the widened copy (same values every run).
+      const std::vector<float> af = load_as<float>(a), bf = load_as<float>(b);
+      auto e = cache_.get(a.dims, b.dims, 0, [&] { return build(s, b_const_ ? bf.data() : nullptr); });
+      if (e && e->ok) {
+        std::vector<float> yf(static_cast<size_t>(y->elements()));
+        run_matmul(*e, af.data(), bf.data(), yf.data());
+        store_from(yf, *y);
         return Status::Ok();
       }
     }
