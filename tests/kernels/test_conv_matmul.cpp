@@ -376,6 +376,25 @@ TEST(Einsum, CommonForms) {
   EXPECT_FALSE(r.status.ok());
 }
 
+TEST(Einsum, MatmulShapedEquations) {
+  auto eq = [](const char* e) {
+    graph::AttributeMap a;
+    a.set("equation", attr_string(e));
+    return a;
+  };
+  const int64_t B = 3, M = 4, K = 5, N = 2;
+  const std::vector<float> a = random_floats(B * M * K, 31), b = random_floats(B * K * N, 32);
+  OpRun r = run_op("Einsum", {tensor<float>({B, M, K}, a), tensor<float>({B, K, N}, b)}, eq("bij,bjk->bik"));
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  expect_near(values<float>(r.outputs[0]), naive_matmul(a, b, B, B, M, K, N), 1e-5, "bij,bjk->bik");
+  r = run_op("Einsum", {tensor<float>({2, 2}, {1, 2, 3, 4}), tensor<float>({3, 2}, {1, 0, 0, 1, 1, 1})}, eq("ij,kj->ki"));
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(values<float>(r.outputs[0]), (std::vector<float>{1, 3, 2, 4, 3, 7}));
+  r = run_op("Einsum", {tensor<double>({2, 2}, {1, 2, 3, 4}), tensor<double>({2}, {1, 1})}, eq("ij,j->i"));
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(values<double>(r.outputs[0]), (std::vector<double>{3, 7}));
+}
+
 TEST(Quantized, MatMulIntegerAndQLinearMatMul) {
   OpRun r = run_op("MatMulInteger", {tensor<uint8_t>({2, 2}, {10, 11, 12, 13}), tensor<int8_t>({2, 1}, {1, -1}),
                                      tensor<uint8_t>({}, {10}), tensor<int8_t>({}, {0})});

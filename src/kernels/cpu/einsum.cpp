@@ -2,13 +2,15 @@
 // own) gets one size; each operand reads a label through a stride (0 when the
 // operand lacks it or broadcasts it; repeated labels add their strides, which
 // walks the diagonal). Output elements are computed in parallel, each summing
-// over the contracted labels.
-// TODO(perf): map matmul-shaped equations onto the batched MatMul kernel.
+// over the contracted labels. Two-operand equations that are a batched matrix
+// product in disguise take the gather + batched GEMM + scatter path instead.
+// TODO(perf): run that GEMM on oneDNN for float32 (needs a primitive cache).
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "kernels/cpu/cpu_common.h"
+#include "kernels/cpu/matmul_common.h"
 
 namespace openacl::kernels::cpu {
 namespace {
@@ -42,6 +44,7 @@ struct EinsumPlan {
   std::vector<std::vector<int64_t>> stride;  // [operand][label id]
   std::vector<int> out_labels, sum_labels;
   std::vector<int64_t> out_dims;
+  std::vector<std::vector<int>> dim_labels;  // [operand][dim] -> label id
 };
 
 std::string plan_einsum(const std::string& eq, const std::vector<const Tensor*>& ins, EinsumPlan* p) {
@@ -70,6 +73,7 @@ std::string plan_einsum(const std::string& eq, const std::vector<const Tensor*>&
   p->size.assign(nlab, -1);
   p->stride.assign(ins.size(), std::vector<int64_t>(nlab, 0));
   std::vector<int> count(nlab, 0);
+  p->dim_labels.assign(ins.size(), {});
   for (size_t k = 0; k < terms.size(); ++k) {
     const std::vector<int64_t> st = strides_of(ins[k]->dims);
     const int64_t letters = static_cast<int64_t>(parsed[k].size()) - (std::count(parsed[k].begin(), parsed[k].end(), -2) ? 1 : 0);
@@ -86,6 +90,7 @@ std::string plan_einsum(const std::string& eq, const std::vector<const Tensor*>&
         if (p->size[id] < 0 || p->size[id] == 1) p->size[id] = n;
         else if (n != 1 && n != p->size[id]) return "label sizes disagree";
         if (n != 1) p->stride[k][id] += st[d];
+        p->dim_labels[k].push_back(id);
         ++count[id];
         ++d;
       }
@@ -159,6 +164,89 @@ void einsum_run(const EinsumPlan& p, const std::vector<const Tensor*>& ins, T* y
   });
 }
 
+// Two operands whose labels are each batch (A, B, out), M (A, out), N (B,
+// out) or K (A, B): gathered into [batch, M, K] and [batch, K, N], multiplied
+// by the batched GEMM, scattered into the output's label order. False when
+// the equation has another shape (diagonals, broadcasting, one-sided sums).
+struct MatmulForm {
+  std::vector<int> batch, m, n, k;
+};
+
+bool matmul_form(const EinsumPlan& p, const std::vector<const Tensor*>& ins, MatmulForm* f) {
+  if (ins.size() != 2) return false;
+  const size_t nlab = p.size.size();
+  std::vector<int> in_a(nlab, 0), in_b(nlab, 0), in_out(nlab, 0);
+  for (int id : p.out_labels)
+    if (++in_out[id] > 1) return false;
+  for (int k = 0; k < 2; ++k) {
+    std::vector<int>& occ = k == 0 ? in_a : in_b;
+    for (size_t d = 0; d < p.dim_labels[k].size(); ++d) {
+      const int id = p.dim_labels[k][d];
+      if (++occ[id] > 1 || ins[k]->dims[d] != p.size[id]) return false;
+    }
+  }
+  for (size_t id = 0; id < nlab; ++id) {
+    const int i = static_cast<int>(id);
+    if (in_a[id] && in_b[id]) (in_out[id] ? f->batch : f->k).push_back(i);
+    else if (in_a[id]) { if (!in_out[id]) return false; f->m.push_back(i); }
+    else if (in_b[id]) { if (!in_out[id]) return false; f->n.push_back(i); }
+  }
+  for (int id : p.out_labels)
+    if (!in_a[id] && !in_b[id]) return false;
+  return true;
+}
+
+// dst (contiguous, row-major over `labels`) <- src read through per-label strides.
+template <class T>
+void gather(const T* src, const std::vector<int64_t>& stride, const std::vector<int>& labels,
+            const std::vector<int64_t>& size, T* dst, int64_t total) {
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t rem = i, off = 0;
+    for (size_t l = labels.size(); l-- > 0;) {
+      const int64_t n = size[labels[l]];
+      off += (rem % n) * stride[labels[l]];
+      rem /= n;
+    }
+    dst[i] = src[off];
+  }
+}
+
+template <class T>
+void einsum_matmul(const EinsumPlan& p, const MatmulForm& f, const std::vector<const Tensor*>& ins, T* y) {
+  using Acc = ComputeType<T>;
+  auto prod = [&](const std::vector<int>& ls) {
+    int64_t n = 1;
+    for (int id : ls) n *= p.size[id];
+    return n;
+  };
+  const int64_t Bt = prod(f.batch), M = prod(f.m), N = prod(f.n), K = prod(f.k);
+  auto cat = [](std::vector<int> a, const std::vector<int>& b, const std::vector<int>& c) {
+    a.insert(a.end(), b.begin(), b.end());
+    a.insert(a.end(), c.begin(), c.end());
+    return a;
+  };
+  std::vector<T> a(static_cast<size_t>(Bt * M * K)), b(static_cast<size_t>(Bt * K * N)), c(static_cast<size_t>(Bt * M * N));
+  gather(ins[0]->as<T>(), p.stride[0], cat(f.batch, f.m, f.k), p.size, a.data(), Bt * M * K);
+  gather(ins[1]->as<T>(), p.stride[1], cat(f.batch, f.k, f.n), p.size, b.data(), Bt * K * N);
+  MatmulShape s;
+  matmul_shape({Bt, M, K}, {Bt, K, N}, &s);
+  batched_matmul_ref<T, T, Acc, T>(s, a.data(), b.data(), c.data());
+  // Scatter: c is row-major over batch, m, n; y over out_labels.
+  std::vector<int64_t> ost(p.size.size(), 0);
+  const std::vector<int64_t> ys = strides_of(p.out_dims);
+  for (size_t i = 0; i < p.out_labels.size(); ++i) ost[p.out_labels[i]] = ys[i];
+  const std::vector<int> cl = cat(f.batch, f.m, f.n);
+  for (int64_t i = 0; i < Bt * M * N; ++i) {
+    int64_t rem = i, off = 0;
+    for (size_t l = cl.size(); l-- > 0;) {
+      const int64_t n = p.size[cl[l]];
+      off += (rem % n) * ost[cl[l]];
+      rem /= n;
+    }
+    y[off] = c[i];
+  }
+}
+
 Status einsum(KernelContext& ctx) {
   const std::string eq = ctx.attrs().get_string("equation", "");
   std::vector<const Tensor*> ins;
@@ -173,9 +261,13 @@ Status einsum(KernelContext& ctx) {
   if (!err.empty()) return ctx.fail("%s", err.c_str());
   Tensor* y = &ctx.output(0);
   if (!y->data || y->dims != p.out_dims) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, p.out_dims, &y));
+  if (y->elements() == 0) return Status::Ok();
+  MatmulForm f;
+  const bool as_matmul = matmul_form(p, ins, &f);
   const bool ok = dispatch<kNumeric>(ins[0]->dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    einsum_run<T>(p, ins, y->as<T>(), y->elements());
+    if (as_matmul) einsum_matmul<T>(p, f, ins, y->as<T>());
+    else einsum_run<T>(p, ins, y->as<T>(), y->elements());
   });
   return ok ? Status::Ok() : ctx.fail("unsupported type");
 }
