@@ -67,13 +67,13 @@ class ConvKernel final : public Kernel {
     // Shapes known at compile time: build now, so run() only binds memory.
     const graph::TensorType& xt = init.input(0);
     const graph::TensorData* wc = init.constant(1);
-    if (xt.dtype == DType::kFloat32 && xt.shape && graph::fully_known(*xt.shape) && wc) {
+    if (xt.dtype == DType::kFloat32 && xt.shape && graph::fully_known(*xt.shape) && dnnl_util::const_f32(wc)) {
       std::vector<int64_t> xd;
       for (const auto& d : *xt.shape) xd.push_back(d.value);
       WindowGeom g;
       if (conv_geom(attrs_, xd, wc->dims, &g).empty()) {
         cache_.put_static(xd, wc->dims, init.has_input(2),
-                          build_conv(g, xd, wc->dims, init.has_input(2), static_cast<const float*>(wc->data)));
+                          build_conv(g, xd, wc->dims, init.has_input(2), dnnl_util::const_f32(wc)));
       }
     }
 #endif

@@ -72,13 +72,13 @@ class ConvTransposeKernel final : public Kernel {
 #if OPENACL_HAVE_DNNL
     const graph::TensorType& xt = init.input(0);
     const graph::TensorData* wc = init.constant(1);
-    if (xt.dtype == DType::kFloat32 && xt.shape && graph::fully_known(*xt.shape) && wc) {
+    if (xt.dtype == DType::kFloat32 && xt.shape && graph::fully_known(*xt.shape) && dnnl_util::const_f32(wc)) {
       std::vector<int64_t> xd;
       for (const auto& d : *xt.shape) xd.push_back(d.value);
       WindowGeom g;
       if (conv_transpose_geom(attrs_, xd, wc->dims, &g).empty())
         cache_.put_static(xd, wc->dims, init.has_input(2),
-                          build_deconv(g, xd, init.has_input(2), static_cast<const float*>(wc->data)));
+                          build_deconv(g, xd, init.has_input(2), dnnl_util::const_f32(wc)));
     }
 #endif
   }

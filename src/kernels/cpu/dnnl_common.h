@@ -18,6 +18,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "graph/tensor.h"
+
 namespace openacl::kernels::cpu::dnnl_util {
 
 inline dnnl::engine& engine() {
@@ -29,6 +31,15 @@ inline dnnl::engine& engine() {
 inline dnnl::stream& stream() {
   thread_local dnnl::stream s(engine());
   return s;
+}
+
+// A constant's float32 data, or nullptr when it is not float32 or its buffer
+// is shorter than its dims say (then nothing is prepacked from it).
+inline const float* const_f32(const graph::TensorData* t) {
+  if (!t || t->dtype != graph::DType::kFloat32 || t->elements() < 0 ||
+      t->bytes < static_cast<size_t>(t->elements()) * sizeof(float))
+    return nullptr;
+  return static_cast<const float*>(t->data);
 }
 
 inline dnnl::memory::dims to_dims(const std::vector<int64_t>& v) { return dnnl::memory::dims(v.begin(), v.end()); }

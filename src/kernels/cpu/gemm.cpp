@@ -75,7 +75,7 @@ class GemmKernel final : public Kernel {
       if (gemm_shape(attrs_, ad, bd, &s).empty()) {
         const graph::TensorData* bc = init.constant(1);
         const bool acc = init.has_input(2) && beta_ != 0.f;
-        cache_.put_static(ad, bd, acc, build(s, acc, bc ? static_cast<const float*>(bc->data) : nullptr));
+        cache_.put_static(ad, bd, acc, build(s, acc, dnnl_util::const_f32(bc)));
       }
     }
 #endif

@@ -108,7 +108,7 @@ class MatMulKernel final : public Kernel {
       MatmulShape s;
       if (matmul_shape(ad, bd, &s).empty()) {
         const graph::TensorData* bc = init.constant(1);
-        cache_.put_static(ad, bd, 0, build(s, bc ? static_cast<const float*>(bc->data) : nullptr));
+        cache_.put_static(ad, bd, 0, build(s, dnnl_util::const_f32(bc)));
       }
     }
 #endif
