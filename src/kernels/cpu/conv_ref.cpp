@@ -156,6 +156,18 @@ std::vector<int64_t> geom_out_dims(const WindowGeom& g) {
   return o;
 }
 
+// Valid output range [lo, hi) on one axis for kernel tap kk: the outputs
+// whose input index o*s - pb + kk*d falls inside [0, in).
+inline void tap_range(int64_t in, int64_t out, int64_t s, int64_t pb, int64_t kk_off, int64_t* lo, int64_t* hi) {
+  const int64_t base = kk_off - pb;  // input index of output 0
+  *lo = base >= 0 ? 0 : (-base + s - 1) / s;
+  *hi = base >= in ? 0 : std::min<int64_t>(out, (in - 1 - base) / s + 1);
+  if (*hi < *lo) *hi = *lo;
+}
+
+// Direct convolution, one (n, m) output plane at a time: for every input
+// channel and kernel tap, the plane gets w * (shifted input rows); the inner
+// loop runs along the output row (contiguous input when the stride is 1).
 template <class T>
 void conv_ref(const WindowGeom& g, const T* x, const T* w, const T* b, T* y) {
   const int64_t Cg = g.C / g.G, Mg = g.M / g.G, isz = g.in_size(), osz = g.out_size(), ksz = g.k_size();
@@ -164,32 +176,39 @@ void conv_ref(const WindowGeom& g, const T* x, const T* w, const T* b, T* y) {
     for (int64_t nm = begin; nm < end; ++nm) {
       const int64_t nn = nm / g.M, m = nm % g.M, grp = m / Mg;
       const T* xg = x + (nn * g.C + grp * Cg) * isz;
-      const T* wm = w + m * Cg * ksz;
       T* yo = y + nm * osz;
-      for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
-        for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
-          for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
-            T acc = b ? b[m] : T(0);
-            for (int64_t c = 0; c < Cg; ++c) {
-              const T* xc = xg + c * isz;
-              const T* wc = wm + c * ksz;
-              for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
+      std::fill(yo, yo + osz, b ? b[m] : T(0));
+      for (int64_t c = 0; c < Cg; ++c) {
+        const T* xc = xg + c * isz;
+        for (int64_t k0 = 0; k0 < g.k[0]; ++k0) {
+          int64_t lo0, hi0;
+          tap_range(g.in[0], g.out[0], g.s[0], g.pb[0], k0 * g.d[0], &lo0, &hi0);
+          for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+            int64_t lo1, hi1;
+            tap_range(g.in[1], g.out[1], g.s[1], g.pb[1], k1 * g.d[1], &lo1, &hi1);
+            for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
+              int64_t lo2, hi2;
+              tap_range(g.in[2], g.out[2], g.s[2], g.pb[2], k2 * g.d[2], &lo2, &hi2);
+              const T wv = w[(m * Cg + c) * ksz + (k0 * g.k[1] + k1) * g.k[2] + k2];
+              const int64_t s2 = g.s[2], off2 = k2 * g.d[2] - g.pb[2];
+              for (int64_t o0 = lo0; o0 < hi0; ++o0) {
                 const int64_t i0 = o0 * g.s[0] - g.pb[0] + k0 * g.d[0];
-                if (i0 < 0 || i0 >= g.in[0]) continue;
-                for (int64_t k1 = 0; k1 < g.k[1]; ++k1) {
+                for (int64_t o1 = lo1; o1 < hi1; ++o1) {
                   const int64_t i1 = o1 * g.s[1] - g.pb[1] + k1 * g.d[1];
-                  if (i1 < 0 || i1 >= g.in[1]) continue;
                   const T* xr = xc + (i0 * g.in[1] + i1) * g.in[2];
-                  const T* wr = wc + (k0 * g.k[1] + k1) * g.k[2];
-                  for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
-                    const int64_t i2 = o2 * g.s[2] - g.pb[2] + k2 * g.d[2];
-                    if (i2 >= 0 && i2 < g.in[2]) acc += xr[i2] * wr[k2];
+                  T* yr = yo + (o0 * g.out[1] + o1) * g.out[2];
+                  if (s2 == 1) {
+#pragma omp simd
+                    for (int64_t o2 = lo2; o2 < hi2; ++o2) yr[o2] += wv * xr[o2 + off2];
+                  } else {
+                    for (int64_t o2 = lo2; o2 < hi2; ++o2) yr[o2] += wv * xr[o2 * s2 + off2];
                   }
                 }
               }
             }
-            yo[(o0 * g.out[1] + o1) * g.out[2] + o2] = acc;
           }
+        }
+      }
     }
   });
 }
