@@ -147,6 +147,13 @@ TEST(Conv, ChannelMismatchFailsCleanly) {
   EXPECT_FALSE(r.status.ok());
 }
 
+TEST(Conv, FourSpatialAxesFailCleanly) {
+  OpRun r = run_op("Conv", {tensor<float>({1, 1, 2, 2, 2, 2}, std::vector<float>(16, 1)),
+                            tensor<float>({1, 1, 1, 1, 1, 1}, {1})});
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("spatial"), std::string::npos) << r.status.message();
+}
+
 TEST(ConvTranspose, OneDnnMatchesReferenceOnRandomShapes) {
   std::mt19937 rng(9);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -291,6 +298,24 @@ TEST(Gemm, AllAttributesAgainstNaive) {
   }
 }
 
+TEST(Gemm, Float16TransposedWithScalarC) {
+  auto h = [](std::initializer_list<float> v) {
+    std::vector<uint16_t> o;
+    for (float f : v) o.push_back(float_to_half(f));
+    return o;
+  };
+  graph::AttributeMap a;
+  a.set("transA", attr_int(1));
+  // A^T = [[1, 3], [2, 4]]; A^T x I + 0.5.
+  OpRun r = run_op("Gemm", {raw_tensor(DType::kFloat16, {2, 2}, h({1, 2, 3, 4})),
+                            raw_tensor(DType::kFloat16, {2, 2}, h({1, 0, 0, 1})),
+                            raw_tensor(DType::kFloat16, {}, h({0.5f}))}, a);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  std::vector<float> got;
+  for (uint16_t v : values<uint16_t>(r.outputs[0])) got.push_back(half_to_float(v));
+  EXPECT_EQ(got, (std::vector<float>{1.5f, 3.5f, 2.5f, 4.5f}));
+}
+
 TEST(Gemm, NoBiasFloat64AndBadC) {
   OpRun r = run_op("Gemm", {tensor<double>({1, 2}, {1, 2}), tensor<double>({2, 1}, {3, 4})});
   ASSERT_TRUE(r.status.ok()) << r.status.message();
@@ -406,6 +431,16 @@ TEST(Quantized, MatMulIntegerAndQLinearMatMul) {
                                tensor<float>({}, {0.25f}), tensor<uint8_t>({}, {100})});
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(values<uint8_t>(r.outputs[0]), (std::vector<uint8_t>{108}));
+}
+
+TEST(Quantized, QLinearConvPerChannelScale) {
+  // 1x1 conv, two output channels with w_scale 1 and 2: y = round(x * w * xs * ws / ys) + yzp.
+  OpRun r = run_op("QLinearConv", {tensor<uint8_t>({1, 1, 1, 2}, {3, 5}), tensor<float>({}, {1.f}), tensor<uint8_t>({}, {1}),
+                                   tensor<int8_t>({2, 1, 1, 1}, {1, 1}), tensor<float>({2}, {1.f, 2.f}), tensor<int8_t>({2}, {0, 0}),
+                                   tensor<float>({}, {0.5f}), tensor<uint8_t>({}, {10}), tensor<int32_t>({2}, {0, 1})});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  // x - 1 = [2, 4]; channel 0: [2, 4] * 2 + 10; channel 1: ([2, 4] + 1) * 4 + 10.
+  EXPECT_EQ(values<uint8_t>(r.outputs[0]), (std::vector<uint8_t>{14, 18, 22, 30}));
 }
 
 TEST(Quantized, ConvIntegerPerChannelZeroPoint) {
