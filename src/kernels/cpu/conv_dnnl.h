@@ -1,0 +1,106 @@
+// oneDNN convolution-like primitives (Conv, ConvTranspose) for float32: the
+// built entry for one shape and how it runs.
+//
+// Layouts: X and Y are plain N C D.. H W at the kernel boundary. The weights
+// take the primitive's layout (reordered once when constant); activations are
+// reordered to a blocked layout around the primitive only when plain NCHW
+// would make oneDNN fall back to im2col + GEMM (or its reference code) and a
+// blocked layout gets a direct jit kernel. To chain blocked activations across
+// layers later, the entry already carries src_int/dst_int: run would skip the
+// reorders when the neighbouring kernels agree on them.
+#pragma once
+
+#if OPENACL_HAVE_DNNL
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kernels/cpu/dnnl_common.h"
+
+namespace openacl::kernels::cpu {
+
+struct ConvEntry {
+  bool ok = false;  // false: oneDNN declined; use the reference
+  dnnl::primitive prim;
+  dnnl::memory::desc src, wei_user, wei, bias, dst;  // src/dst: plain (the tensors we get)
+  bool reorder_w = false;  // the primitive wants another weight layout
+  dnnl::memory packed_w;    // weights already in that layout (constant W)
+  bool blocked = false;     // X / Y go through src_int / dst_int
+  dnnl::memory::desc src_int, dst_int;
+  dnnl::reorder src_reorder, dst_reorder;
+  dnnl::memory::desc scratch_md;
+  size_t scratch_bytes = 0;
+};
+
+inline bool is_slow_impl(const dnnl::primitive_desc& pd) {
+  const std::string name = pd.impl_info_str();
+  return name.find("gemm") != std::string::npos || name.find("ref") != std::string::npos;
+}
+
+inline size_t align64(size_t n) { return (n + 63) / 64 * 64; }
+
+// Fills e (src, dst, wei_user, bias already set) from make_pd(src_desc,
+// dst_desc) -> primitive_desc, trying blocked activations when plain ones
+// get a slow implementation. Throws dnnl::error when oneDNN declines.
+template <class Prim, class MakePd>
+void finish_conv_entry(ConvEntry* e, const std::vector<int64_t>& xd, const std::vector<int64_t>& yd,
+                       const float* const_w, MakePd&& make_pd) {
+  using dnnl::memory;
+  auto pd = make_pd(e->src, e->dst);
+  if (is_slow_impl(pd)) {
+    try {
+      auto bpd = make_pd(memory::desc(dnnl_util::to_dims(xd), memory::data_type::f32, memory::format_tag::any),
+                         memory::desc(dnnl_util::to_dims(yd), memory::data_type::f32, memory::format_tag::any));
+      if (!is_slow_impl(bpd)) {
+        pd = bpd;
+        e->blocked = true;
+      }
+    } catch (const dnnl::error&) {
+    }
+  }
+  e->wei = pd.weights_desc();
+  e->reorder_w = e->wei != e->wei_user;
+  if (e->blocked) {
+    e->src_int = pd.src_desc();
+    e->dst_int = pd.dst_desc();
+    dnnl::engine& eng = dnnl_util::engine();
+    e->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->src, eng, e->src_int));
+    e->dst_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->dst_int, eng, e->dst));
+  }
+  e->scratch_md = pd.scratchpad_desc();
+  e->scratch_bytes = e->scratch_md.get_size();
+  e->prim = Prim(pd);
+  if (const_w && e->reorder_w) e->packed_w = dnnl_util::reorder_to(e->wei_user, const_w, e->wei);
+  e->ok = true;
+}
+
+inline void run_conv_entry(const ConvEntry& e, const float* x, const float* w, const float* b, float* y) {
+  using namespace dnnl_util;
+  dnnl::memory wm;
+  if (!e.reorder_w) wm = wrap(e.wei, w);
+  else if (e.packed_w) wm = e.packed_w;
+  else wm = reorder_to(e.wei_user, w, e.wei);  // weights not constant: reorder per run
+  // One per-thread buffer holds the scratchpad and the blocked activations.
+  const size_t s_bytes = align64(e.scratch_bytes);
+  const size_t x_bytes = e.blocked ? align64(e.src_int.get_size()) : 0;
+  const size_t y_bytes = e.blocked ? align64(e.dst_int.get_size()) : 0;
+  char* buf = static_cast<char*>(scratch(s_bytes + x_bytes + y_bytes));
+  dnnl::memory xm = wrap(e.src, x), ym = wrap(e.dst, y);
+  dnnl::memory xi = xm, yo = ym;
+  if (e.blocked) {
+    xi = wrap(e.src_int, buf + s_bytes);
+    yo = wrap(e.dst_int, buf + s_bytes + x_bytes);
+    e.src_reorder.execute(stream(), xm, xi);
+  }
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, xi}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, yo}};
+  if (b) args.emplace(DNNL_ARG_BIAS, wrap(e.bias, b));
+  if (e.scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, wrap(e.scratch_md, buf));
+  e.prim.execute(stream(), args);
+  if (e.blocked) e.dst_reorder.execute(stream(), yo, ym);
+  stream().wait();
+}
+
+}  // namespace openacl::kernels::cpu
+
+#endif  // OPENACL_HAVE_DNNL

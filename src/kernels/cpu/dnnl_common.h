@@ -1,0 +1,136 @@
+// Shared oneDNN plumbing for the compute-heavy CPU kernels (Conv, MatMul,
+// Gemm): one engine for the process, a stream per thread, user-managed
+// scratchpads, and a small shape-keyed primitive cache for dynamic models.
+//
+// Why user scratchpads: a Kernel's run() may be called from several threads
+// at once; oneDNN's library-managed scratchpad is shared per primitive unless
+// the library was built for concurrent execution, so each thread brings its
+// own buffer.
+#pragma once
+
+#if OPENACL_HAVE_DNNL
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "graph/tensor.h"
+
+namespace openacl::kernels::cpu::dnnl_util {
+
+inline dnnl::engine& engine() {
+  static dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);  // never destroyed: outlives statics
+  return *e;
+}
+
+// CPU streams are cheap but not documented as thread-safe: one per thread.
+inline dnnl::stream& stream() {
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+// A constant's float32 data, or nullptr when it is not float32 or its buffer
+// is shorter than its dims say (then nothing is prepacked from it).
+inline const float* const_f32(const graph::TensorData* t) {
+  if (!t || t->dtype != graph::DType::kFloat32 || t->elements() < 0 ||
+      t->bytes < static_cast<size_t>(t->elements()) * sizeof(float))
+    return nullptr;
+  return static_cast<const float*>(t->data);
+}
+
+inline dnnl::memory::dims to_dims(const std::vector<int64_t>& v) { return dnnl::memory::dims(v.begin(), v.end()); }
+
+// Dense row-major f32 descriptor for `dims`.
+inline dnnl::memory::desc plain_f32(const std::vector<int64_t>& dims) {
+  const std::vector<int64_t> st = [&] {
+    std::vector<int64_t> s(dims.size(), 1);
+    for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * dims[i + 1];
+    return s;
+  }();
+  return dnnl::memory::desc(to_dims(dims), dnnl::memory::data_type::f32, to_dims(st));
+}
+
+// Attributes every primitive here uses: user scratchpad (see top).
+inline dnnl::primitive_attr base_attr() {
+  dnnl::primitive_attr a;
+  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
+// This thread's scratchpad, grown to at least `bytes` (allocates only when it grows).
+inline void* scratch(size_t bytes) {
+  thread_local std::vector<char> buf;
+  if (buf.size() < bytes) buf.resize(bytes);
+  return buf.data();
+}
+
+// Wraps `ptr` (not owned) as a dnnl::memory of `md`.
+inline dnnl::memory wrap(const dnnl::memory::desc& md, const void* ptr) {
+  return dnnl::memory(md, engine(), const_cast<void*>(ptr));
+}
+
+// Copies `src` (plain `from`) into a freshly allocated memory of layout `to`.
+inline dnnl::memory reorder_to(const dnnl::memory::desc& from, const void* src, const dnnl::memory::desc& to) {
+  dnnl::memory out(to, engine());
+  dnnl::memory in = wrap(from, src);
+  dnnl::reorder(in, out).execute(stream(), in, out);
+  stream().wait();
+  return out;
+}
+
+// Primitives per input shape. The entry built at compile time (shapes known)
+// sits in a slot read without locking (set only while the kernel is being
+// constructed); shapes seen only at run time (dynamic models) are built
+// lazily into a mutex-protected map, since run() is const and may race.
+// Entries are shared_ptrs so a caller keeps its entry alive even if another
+// thread clears the map. Bounded: cleared when full (dynamic models rarely
+// cycle through many shapes).
+template <class Entry>
+class ShapeCache {
+ public:
+  using Dims = std::vector<int64_t>;
+  // Only from the kernel's constructor.
+  void put_static(const Dims& a, const Dims& b, int64_t tag, std::shared_ptr<const Entry> e) {
+    static_key_ = Key{a, b, tag};
+    static_ = std::move(e);
+  }
+  template <class Make>
+  std::shared_ptr<const Entry> get(const Dims& a, const Dims& b, int64_t tag, Make&& make) const {
+    if (static_ && static_key_.tag == tag && static_key_.a == a && static_key_.b == b) return static_;
+    Key key{a, b, tag};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = map_.find(key);
+      if (it != map_.end()) return it->second;
+    }
+    std::shared_ptr<const Entry> e = make();  // outside the lock: building may take milliseconds
+    std::lock_guard<std::mutex> lock(mu_);
+    if (map_.size() >= kMaxEntries) map_.clear();
+    map_.emplace(std::move(key), e);
+    return e;
+  }
+
+ private:
+  struct Key {
+    Dims a, b;
+    int64_t tag = 0;
+    bool operator<(const Key& o) const {
+      if (tag != o.tag) return tag < o.tag;
+      if (a != o.a) return a < o.a;
+      return b < o.b;
+    }
+  };
+  static constexpr size_t kMaxEntries = 16;
+  Key static_key_;
+  std::shared_ptr<const Entry> static_;
+  mutable std::mutex mu_;
+  mutable std::map<Key, std::shared_ptr<const Entry>> map_;
+};
+
+}  // namespace openacl::kernels::cpu::dnnl_util
+
+#endif  // OPENACL_HAVE_DNNL

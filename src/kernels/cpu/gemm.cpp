@@ -1,0 +1,155 @@
+// Gemm: Y = alpha * A' * B' + beta * C (A' = A^T when transA, same for B; C
+// optional, broadcast to [M, N]). float32 runs a oneDNN matmul (transposes
+// as strides, alpha as the output scale, beta * C prefilled into Y and added
+// by a sum post-op; B prepacked once when constant); other types the
+// reference loops.
+#include <algorithm>
+
+#include "kernels/cpu/matmul_common.h"
+
+namespace openacl::kernels::cpu {
+namespace {
+
+struct GemmShape {
+  int64_t M = 0, N = 0, K = 0;
+  bool ta = false, tb = false;
+};
+
+std::string gemm_shape(const graph::AttributeMap& attrs, const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                       GemmShape* s) {
+  if (a.size() != 2 || b.size() != 2) return "A and B must be 2-D";
+  s->ta = attrs.get_int("transA", 0) != 0;
+  s->tb = attrs.get_int("transB", 0) != 0;
+  s->M = s->ta ? a[1] : a[0];
+  s->K = s->ta ? a[0] : a[1];
+  s->N = s->tb ? b[0] : b[1];
+  if ((s->tb ? b[1] : b[0]) != s->K) return "inner dimensions differ";
+  return "";
+}
+
+// y[m, n] = beta * C[m, n] (broadcast), or 0 without C.
+template <class T>
+void fill_beta_c(const GemmShape& s, const Tensor* c, float beta, T* y) {
+  using Acc = ComputeType<T>;
+  if (!c) {
+    std::fill(y, y + s.M * s.N, store<T>(Acc(0)));
+    return;
+  }
+  const std::vector<int64_t> cs = broadcast_strides(c->dims, {s.M, s.N});
+  const T* cp = c->as<T>();
+  for (int64_t m = 0; m < s.M; ++m)
+    for (int64_t n = 0; n < s.N; ++n)
+      y[m * s.N + n] = store<T>(static_cast<Acc>(beta * load(cp[m * cs[0] + n * cs[1]])));
+}
+
+template <class T>
+void gemm_ref(const GemmShape& s, const T* A, const T* B, const Tensor* c, float alpha, float beta, T* Y) {
+  using Acc = std::conditional_t<std::is_integral_v<T>, T, ComputeType<T>>;
+  fill_beta_c<T>(s, c, beta, Y);
+  const int64_t am = s.ta ? 1 : s.K, ak = s.ta ? s.M : 1, bk = s.tb ? 1 : s.N, bn = s.tb ? s.K : 1;
+  parallel_for(s.M, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, s.N * s.K)), [&](int64_t begin, int64_t end) {
+    std::vector<Acc> row(static_cast<size_t>(s.N)), prod(static_cast<size_t>(s.N));
+    for (int64_t m = begin; m < end; ++m) {
+      gemm_rows_ref<T, T, Acc, Acc>(0, 1, s.N, s.K, A + m * am, am, ak, B, bk, bn, prod.data(), row.data());
+      T* y = Y + m * s.N;
+      for (int64_t n = 0; n < s.N; ++n)
+        y[n] = store<T>(static_cast<Acc>(alpha * prod[n] + static_cast<Acc>(load(y[n]))));
+    }
+  });
+}
+
+class GemmKernel final : public Kernel {
+ public:
+  explicit GemmKernel(const KernelInit& init)
+      : attrs_(init.attrs()), alpha_(init.attrs().get_float("alpha", 1.f)), beta_(init.attrs().get_float("beta", 1.f)) {
+    b_const_ = init.constant(1) != nullptr;
+#if OPENACL_HAVE_DNNL
+    const graph::TensorType& at = init.input(0);
+    const graph::TensorType& bt = init.input(1);
+    if (at.dtype == DType::kFloat32 && at.shape && graph::fully_known(*at.shape) && bt.shape &&
+        graph::fully_known(*bt.shape)) {
+      std::vector<int64_t> ad, bd;
+      for (const auto& d : *at.shape) ad.push_back(d.value);
+      for (const auto& d : *bt.shape) bd.push_back(d.value);
+      GemmShape s;
+      if (gemm_shape(attrs_, ad, bd, &s).empty()) {
+        const graph::TensorData* bc = init.constant(1);
+        const bool acc = init.has_input(2) && beta_ != 0.f;
+        cache_.put_static(ad, bd, acc, build(s, acc, dnnl_util::const_f32(bc)));
+      }
+    }
+#endif
+  }
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    const Tensor* c = ctx.has_input(2) && ctx.input(2).data ? &ctx.input(2) : nullptr;
+    if (a.dtype != b.dtype || (c && c->dtype != a.dtype)) return ctx.fail("A, B and C types differ");
+    GemmShape s;
+    const std::string err = gemm_shape(attrs_, a.dims, b.dims, &s);
+    if (!err.empty()) return ctx.fail("%s (A %s, B %s)", err.c_str(), a.type().str().c_str(), b.type().str().c_str());
+    if (c) {
+      if (c->dims.size() > 2) return ctx.fail("C must have rank <= 2");
+      const std::vector<int64_t> out{s.M, s.N};
+      for (size_t i = 0; i < c->dims.size(); ++i) {
+        const int64_t cd = c->dims[c->dims.size() - 1 - i];
+        if (cd != 1 && cd != out[1 - i]) return ctx.fail("C %s does not broadcast to [%lld, %lld]",
+                                                         c->type().str().c_str(), static_cast<long long>(s.M),
+                                                         static_cast<long long>(s.N));
+      }
+    }
+    Tensor* y = &ctx.output(0);
+    const std::vector<int64_t> od{s.M, s.N};
+    if (!y->data || y->dims != od) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, od, &y));
+    if (y->elements() == 0) return Status::Ok();
+#if OPENACL_HAVE_DNNL
+    if (a.dtype == DType::kFloat32 && s.K > 0) {
+      const bool acc = c && beta_ != 0.f;
+      auto e = cache_.get(a.dims, b.dims, acc, [&] { return build(s, acc, b_const_ ? b.as<float>() : nullptr); });
+      if (e && e->ok) {
+        if (acc) fill_beta_c<float>(s, c, beta_, y->as<float>());
+        run_matmul(*e, a.as<float>(), b.as<float>(), y->as<float>());
+        return Status::Ok();
+      }
+    }
+#endif
+    const bool ok = dispatch<kNumeric>(a.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      gemm_ref<T>(s, a.as<T>(), b.as<T>(), beta_ != 0.f ? c : nullptr, alpha_, beta_, y->as<T>());
+    });
+    return ok ? Status::Ok() : ctx.fail("unsupported type");
+  }
+
+ private:
+#if OPENACL_HAVE_DNNL
+  std::shared_ptr<const MatmulEntry> build(const GemmShape& s, bool acc, const float* const_b) const {
+    MatmulSpec spec;
+    spec.a_dims = {s.M, s.K};
+    spec.a_strides = s.ta ? std::vector<int64_t>{1, s.M} : std::vector<int64_t>{s.K, 1};
+    spec.b_dims = {s.K, s.N};
+    spec.b_strides = s.tb ? std::vector<int64_t>{1, s.K} : std::vector<int64_t>{s.N, 1};
+    spec.c_dims = {s.M, s.N};
+    spec.alpha = alpha_;
+    spec.accumulate = acc;
+    return build_matmul(spec, const_b);
+  }
+  dnnl_util::ShapeCache<MatmulEntry> cache_;
+#endif
+  graph::AttributeMap attrs_;
+  float alpha_, beta_;
+  bool b_const_ = false;
+};
+
+Status make_gemm(const KernelInit& init, std::unique_ptr<Kernel>* out) {
+  *out = std::make_unique<GemmKernel>(init);
+  return Status::Ok();
+}
+
+OPENACL_REGISTER_KERNEL(Gemm, "cpu")
+    .types({DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kFloat64, DType::kInt32, DType::kInt64,
+            DType::kUInt32, DType::kUInt64})
+    .create(make_gemm);
+
+}  // namespace
+}  // namespace openacl::kernels::cpu

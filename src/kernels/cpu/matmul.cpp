@@ -1,0 +1,191 @@
+// MatMul (numpy semantics: 1-D operands promoted, batch dims broadcast) and
+// the shared oneDNN matmul builder (matmul_common.h). float32 goes to oneDNN
+// (built at compile time for known shapes, B prepacked when constant; lazily
+// per shape otherwise); other types use the reference GEMM.
+#include <algorithm>
+#include <unordered_map>
+
+#include "kernels/cpu/conv_ref.h"  // load_as / store_from
+#include "kernels/cpu/matmul_common.h"
+
+namespace openacl::kernels::cpu {
+
+#if OPENACL_HAVE_DNNL
+std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& s, const float* const_b) {
+  auto e = std::make_shared<MatmulEntry>();
+  for (int64_t d : s.c_dims)
+    if (d == 0) return e;
+  for (int64_t d : s.a_dims)
+    if (d == 0) return e;
+  try {
+    using dnnl::memory;
+    e->a = memory::desc(dnnl_util::to_dims(s.a_dims), memory::data_type::f32, dnnl_util::to_dims(s.a_strides));
+    e->b_user = memory::desc(dnnl_util::to_dims(s.b_dims), memory::data_type::f32, dnnl_util::to_dims(s.b_strides));
+    e->c = dnnl_util::plain_f32(s.c_dims);
+    // Let oneDNN pick B's layout only when B can be packed once.
+    const memory::desc b_req =
+        const_b ? memory::desc(dnnl_util::to_dims(s.b_dims), memory::data_type::f32, memory::format_tag::any) : e->b_user;
+    dnnl::primitive_attr attr = dnnl_util::base_attr();
+    if (s.alpha != 1.f) attr.set_output_scales(0, {s.alpha});
+    if (s.accumulate) {
+      dnnl::post_ops po;
+      po.append_sum(1.f);
+      attr.set_post_ops(po);
+    }
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e->a, b_req, e->c), attr, dnnl_util::engine());
+    e->b = pd.weights_desc();
+    e->reorder_b = e->b != e->b_user;
+    e->scratch_md = pd.scratchpad_desc();
+    e->scratch_bytes = e->scratch_md.get_size();
+    e->prim = dnnl::matmul(pd);
+    if (const_b && e->reorder_b) e->packed_b = dnnl_util::reorder_to(e->b_user, const_b, e->b);
+    e->ok = true;
+  } catch (const dnnl::error&) {
+    e->ok = false;
+  }
+  return e;
+}
+
+void run_matmul(const MatmulEntry& e, const float* a, const float* b, float* c) {
+  using namespace dnnl_util;
+  dnnl::memory bm;
+  if (!e.reorder_b) bm = wrap(e.b, b);
+  else if (e.packed_b) bm = e.packed_b;
+  else bm = reorder_to(e.b_user, b, e.b);
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(e.a, a)}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, wrap(e.c, c)}};
+  if (e.scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, wrap(e.scratch_md, scratch(e.scratch_bytes)));
+  e.prim.execute(stream(), args);
+  stream().wait();
+}
+#endif
+
+std::string matmul_shape(const std::vector<int64_t>& ad, const std::vector<int64_t>& bd, MatmulShape* s) {
+  if (ad.empty() || bd.empty()) return "MatMul operands must not be scalars";
+  std::vector<int64_t> a = ad, b = bd;
+  if (ad.size() == 1) a.insert(a.begin(), 1);
+  if (bd.size() == 1) b.push_back(1);
+  const size_t R = std::max(a.size(), b.size());
+  a.insert(a.begin(), R - a.size(), 1);
+  b.insert(b.begin(), R - b.size(), 1);
+  s->M = a[R - 2], s->K = a[R - 1], s->N = b[R - 1];
+  if (b[R - 2] != s->K) return "inner dimensions differ";
+  s->batch.clear();
+  s->b_is_2d = true;
+  for (size_t i = 0; i + 2 < R; ++i) {
+    if (a[i] != b[i] && a[i] != 1 && b[i] != 1) return "batch dimensions do not broadcast";
+    s->batch.push_back(a[i] == 1 ? b[i] : a[i]);
+    s->b_is_2d = s->b_is_2d && b[i] == 1;
+  }
+  s->out = s->batch;
+  if (ad.size() != 1) s->out.push_back(s->M);
+  if (bd.size() != 1) s->out.push_back(s->N);
+  s->a = std::move(a);
+  s->b = std::move(b);
+  return "";
+}
+
+namespace {
+
+template <class T>
+void matmul_ref(const MatmulShape& s, const T* A, const T* B, T* C) {
+  using Acc = std::conditional_t<std::is_same_v<T, int32_t>, int64_t,
+                                 std::conditional_t<std::is_same_v<T, uint32_t>, uint64_t, ComputeType<T>>>;
+  batched_matmul_ref<T, T, Acc, T>(s, A, B, C);
+}
+
+class MatMulKernel final : public Kernel {
+ public:
+  explicit MatMulKernel(const KernelInit& init) {
+    b_const_ = init.constant(1) != nullptr;
+#if OPENACL_HAVE_DNNL
+    const graph::TensorType& at = init.input(0);
+    const graph::TensorType& bt = init.input(1);
+    if (at.dtype == DType::kFloat32 && at.shape && graph::fully_known(*at.shape) && bt.shape &&
+        graph::fully_known(*bt.shape)) {
+      std::vector<int64_t> ad, bd;
+      for (const auto& d : *at.shape) ad.push_back(d.value);
+      for (const auto& d : *bt.shape) bd.push_back(d.value);
+      MatmulShape s;
+      if (matmul_shape(ad, bd, &s).empty()) {
+        const graph::TensorData* bc = init.constant(1);
+        cache_.put_static(ad, bd, 0, build(s, dnnl_util::const_f32(bc)));
+      }
+    }
+#endif
+  }
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    if (a.dtype != b.dtype) return ctx.fail("A and B types differ");
+    MatmulShape s;
+    const std::string err = matmul_shape(a.dims, b.dims, &s);
+    if (!err.empty()) return ctx.fail("%s (A %s, B %s)", err.c_str(), a.type().str().c_str(), b.type().str().c_str());
+    Tensor* y = &ctx.output(0);
+    if (!y->data || y->dims != s.out) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, s.out, &y));
+    if (y->elements() == 0) return Status::Ok();
+#if OPENACL_HAVE_DNNL
+    if (a.dtype == DType::kFloat32) {
+      auto e = cache_.get(a.dims, b.dims, 0, [&] { return build(s, b_const_ ? b.as<float>() : nullptr); });
+      if (e && e->ok) {
+        run_matmul(*e, a.as<float>(), b.as<float>(), y->as<float>());
+        return Status::Ok();
+      }
+    } else if (a.dtype == DType::kFloat16 || a.dtype == DType::kBFloat16) {
+      // Widened to float32 (copies): the float32 primitive beats the scalar loops.
+      // A constant B may be prepacked from the widened copy (same values every run).
+      const std::vector<float> af = load_as<float>(a), bf = load_as<float>(b);
+      auto e = cache_.get(a.dims, b.dims, 0, [&] { return build(s, b_const_ ? bf.data() : nullptr); });
+      if (e && e->ok) {
+        std::vector<float> yf(static_cast<size_t>(y->elements()));
+        run_matmul(*e, af.data(), bf.data(), yf.data());
+        store_from(yf, *y);
+        return Status::Ok();
+      }
+    }
+#endif
+    bool ok = dispatch<kNumeric>(a.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      matmul_ref<T>(s, a.as<T>(), b.as<T>(), y->as<T>());
+    });
+    return ok ? Status::Ok() : ctx.fail("unsupported type");
+  }
+
+ private:
+#if OPENACL_HAVE_DNNL
+  static std::shared_ptr<const MatmulEntry> build(const MatmulShape& s, const float* const_b) {
+    MatmulSpec spec;
+    if (s.b_is_2d) {  // fold A's batch into M: one large GEMM against a shared B
+      int64_t rows = s.M;
+      for (int64_t d : s.batch) rows *= d;
+      spec.a_dims = {rows, s.K};
+      spec.b_dims = {s.K, s.N};
+      spec.c_dims = {rows, s.N};
+    } else {
+      spec.a_dims = s.a;
+      spec.b_dims = s.b;
+      spec.c_dims = s.batch;
+      spec.c_dims.push_back(s.M);
+      spec.c_dims.push_back(s.N);
+    }
+    spec.a_strides = strides_of(spec.a_dims);
+    spec.b_strides = strides_of(spec.b_dims);
+    return build_matmul(spec, const_b);
+  }
+  dnnl_util::ShapeCache<MatmulEntry> cache_;
+#endif
+  bool b_const_ = false;
+};
+
+Status make_matmul(const KernelInit& init, std::unique_ptr<Kernel>* out) {
+  *out = std::make_unique<MatMulKernel>(init);
+  return Status::Ok();
+}
+
+OPENACL_REGISTER_KERNEL(MatMul, "cpu")
+    .types({DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kFloat64, DType::kInt32, DType::kInt64,
+            DType::kUInt32, DType::kUInt64})
+    .create(make_matmul);
+
+}  // namespace
+}  // namespace openacl::kernels::cpu

@@ -1,0 +1,100 @@
+// Matrix-product building blocks shared by MatMul, Gemm, MatMulInteger and
+// QLinearMatMul: a reference GEMM over strided operands and (with oneDNN) a
+// float32 matmul primitive with optional alpha scaling and accumulation.
+#pragma once
+
+#include <cstdint>
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/cpu_common.h"
+#include "kernels/cpu/dnnl_common.h"
+
+namespace openacl::kernels::cpu {
+
+// C[m, n] = sum_k A[m*am + k*ak] * B[k*bk + n*bn], C dense row-major (ldc = N),
+// computed in Acc and stored as TC. Rows in [m0, m1). `row` is N Accs of scratch.
+template <class TA, class TB, class Acc, class TC>
+void gemm_rows_ref(int64_t m0, int64_t m1, int64_t N, int64_t K, const TA* A, int64_t am, int64_t ak, const TB* B,
+                   int64_t bk, int64_t bn, TC* C, Acc* row) {
+  for (int64_t m = m0; m < m1; ++m) {
+    for (int64_t n = 0; n < N; ++n) row[n] = Acc(0);
+    for (int64_t k = 0; k < K; ++k) {
+      const Acc a = static_cast<Acc>(load(A[m * am + k * ak]));
+      const TB* b = B + k * bk;
+      if (bn == 1) {
+#pragma omp simd
+        for (int64_t n = 0; n < N; ++n) row[n] += a * static_cast<Acc>(load(b[n]));
+      } else {
+        for (int64_t n = 0; n < N; ++n) row[n] += a * static_cast<Acc>(load(b[n * bn]));
+      }
+    }
+    TC* c = C + m * N;
+    for (int64_t n = 0; n < N; ++n) c[n] = store<TC>(row[n]);
+  }
+}
+
+// MatMul operand dims (numpy rules) promoted to a common rank R >= 2.
+struct MatmulShape {
+  std::vector<int64_t> a, b, batch;  // a, b: rank R; batch: broadcast batch dims
+  std::vector<int64_t> out;          // ONNX output dims (1-D operands squeezed)
+  int64_t M = 0, K = 0, N = 0;
+  bool b_is_2d = false;  // every batch dim of B is 1
+  int64_t batches() const {
+    int64_t n = 1;
+    for (int64_t d : batch) n *= d;
+    return n;
+  }
+};
+// "" or what is wrong.
+std::string matmul_shape(const std::vector<int64_t>& ad, const std::vector<int64_t>& bd, MatmulShape* s);
+
+// Batched C = A x B over a MatmulShape (C dense [batch.., M, N]).
+template <class TA, class TB, class Acc, class TC>
+void batched_matmul_ref(const MatmulShape& s, const TA* A, const TB* B, TC* C) {
+  const size_t R = s.a.size();
+  const std::vector<int64_t> as = strides_of(s.a), bs = strides_of(s.b);
+  const int64_t M = s.M, N = s.N, K = s.K;
+  parallel_for(s.batches() * M, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, N * K)), [&](int64_t begin, int64_t end) {
+    std::vector<Acc> row(static_cast<size_t>(N));
+    for (int64_t r = begin; r < end;) {
+      const int64_t bi = r / M, m0 = r % M, m1 = std::min<int64_t>(M, m0 + (end - r));
+      int64_t ao = 0, bo = 0, rem = bi;
+      for (size_t i = R - 2; i-- > 0;) {
+        const int64_t idx = rem % s.batch[i];
+        rem /= s.batch[i];
+        ao += (s.a[i] == 1 ? 0 : idx) * as[i];
+        bo += (s.b[i] == 1 ? 0 : idx) * bs[i];
+      }
+      gemm_rows_ref<TA, TB, Acc, TC>(m0, m1, N, K, A + ao, K, 1, B + bo, N, 1, C + bi * M * N, row.data());
+      r += m1 - m0;
+    }
+  });
+}
+
+#if OPENACL_HAVE_DNNL
+// A float32 matmul: dims of equal rank >= 2 ([batch.., M, K] x [batch.., K, N]
+// -> [batch.., M, N], batch dims broadcast where 1), any strides for A and B.
+struct MatmulSpec {
+  std::vector<int64_t> a_dims, a_strides, b_dims, b_strides, c_dims;
+  float alpha = 1.f;
+  bool accumulate = false;  // C += result (C holds beta * C_in beforehand)
+};
+
+struct MatmulEntry {
+  bool ok = false;
+  dnnl::matmul prim;
+  dnnl::memory::desc a, b_user, b, c, scratch_md;
+  bool reorder_b = false;
+  dnnl::memory packed_b;  // B in the primitive's layout (constant B)
+  size_t scratch_bytes = 0;
+};
+
+// Builds the primitive; const_b (optional) is B's data to prepack now.
+std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& spec, const float* const_b);
+void run_matmul(const MatmulEntry& e, const float* a, const float* b, float* c);
+#endif
+
+}  // namespace openacl::kernels::cpu
