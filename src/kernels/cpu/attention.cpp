@@ -132,6 +132,17 @@ Status attention_typed(KernelContext& ctx) {
   const T* qd = q.as<T>();
   T* yd = y.as<T>();
   const DType mdt = mask ? mask->dtype : DType::kUndefined;
+  // 16-bit inputs: round where the spec's reference rounds (it computes in the
+  // input type), so bfloat16 results agree to the last bit more often.
+  constexpr bool k16 = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+  auto rnd = [](C x) -> C {
+    if constexpr (k16) return static_cast<C>(load(store<T>(x)));
+    else return x;
+  };
+  const C sqrt_scale = rnd(static_cast<C>(std::sqrt(static_cast<double>(scale))));
+  if constexpr (k16) {
+    for (C& e : kall) e = rnd(e * sqrt_scale);
+  }
 
   parallel_for(batch * hq * sq, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, total * (dq + dv))), [&](int64_t s0, int64_t s1) {
     std::vector<C> bias(static_cast<size_t>(total)), score(static_cast<size_t>(total)), qrow(static_cast<size_t>(dq)), acc(static_cast<size_t>(dv));
@@ -166,6 +177,9 @@ Status attention_typed(KernelContext& ctx) {
       }
       const T* qp = qd + b * qv.sb + h * qv.sh + i * qv.ss;
       for (int64_t d = 0; d < dq; ++d) qrow[d] = static_cast<C>(load(qp[d]));
+      if constexpr (k16) {
+        for (int64_t d = 0; d < dq; ++d) qrow[d] = rnd(qrow[d] * sqrt_scale);
+      }
       const C* kb = kall.data() + (b * hkv + kh) * total * dk;
       C mx = ninf;
       for (int64_t j = 0; j < total; ++j) {
@@ -173,10 +187,10 @@ Status attention_typed(KernelContext& ctx) {
         C dot = 0;
 #pragma omp simd reduction(+ : dot)
         for (int64_t d = 0; d < dq; ++d) dot += qrow[d] * kr[d];
-        C sc = dot * static_cast<C>(scale);
-        if (softcap > 0) sc = static_cast<C>(softcap) * std::tanh(sc / static_cast<C>(softcap));
+        C sc = k16 ? rnd(dot) : dot * static_cast<C>(scale);
+        if (softcap > 0) sc = rnd(static_cast<C>(softcap) * rnd(std::tanh(rnd(sc / static_cast<C>(softcap)))));
         if (qk_out && mode < 2) qk_out->as<T>()[row * total + j] = store<T>(sc);
-        sc += bias[j];
+        sc = rnd(sc + bias[j]);
         if (qk_out && mode == 2) qk_out->as<T>()[row * total + j] = store<T>(sc);
         score[j] = sc;
         mx = std::max(mx, sc);
@@ -184,11 +198,14 @@ Status attention_typed(KernelContext& ctx) {
       C sum = 0;
       const C shift = mx == ninf ? C(0) : mx;
       for (int64_t j = 0; j < total; ++j) {
-        score[j] = std::exp(score[j] - shift);
-        sum += score[j];
+        score[j] = rnd(std::exp(rnd(score[j] - shift)));
+        // numpy sums float16 in float, but ml_dtypes' bfloat16 step by step.
+        sum = std::is_same_v<T, BFloat16> ? rnd(sum + score[j]) : sum + score[j];
       }
-      const C inv = any_open && sum != 0 ? C(1) / sum : C(0);
-      for (int64_t j = 0; j < total; ++j) score[j] *= inv;
+      sum = rnd(sum);
+      if (!any_open || sum == 0) std::fill(score.begin(), score.end(), C(0));
+      else if constexpr (k16) for (int64_t j = 0; j < total; ++j) score[j] = rnd(score[j] / sum);
+      else for (int64_t j = 0; j < total; ++j) score[j] /= sum;
       if (qk_out && mode == 3)
         for (int64_t j = 0; j < total; ++j) qk_out->as<T>()[row * total + j] = store<T>(score[j]);
       std::fill(acc.begin(), acc.end(), C(0));
