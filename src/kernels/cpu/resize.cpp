@@ -163,15 +163,16 @@ void resample_axis(const C* src, C* dst, int64_t outer, int64_t in, int64_t out,
   });
 }
 
+// Integers round half to even and saturate, like the spec's reference.
 template <class T>
-T to_output(ComputeType<T> v) {
+T to_output(double v) {
   if constexpr (std::is_integral_v<T>) {
-    const double r = std::nearbyint(static_cast<double>(v));
+    const double r = std::nearbyint(v);
     const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
     const double hi = static_cast<double>(std::numeric_limits<T>::max());
     return static_cast<T>(std::clamp(r, lo, hi));
   } else {
-    return store<T>(v);
+    return store<T>(static_cast<ComputeType<T>>(v));
   }
 }
 
@@ -294,7 +295,7 @@ Status resize_typed(KernelContext& ctx, const Params& p, const std::vector<doubl
         else maps[a][o] = !taps[a].extrapolated.empty() && taps[a].extrapolated[o] ? -1 : taps[a].index[o];
       }
     }
-    gather_nearest<T>(x, y, maps, to_output<T>(static_cast<ComputeType<T>>(p.extrapolation)));
+    gather_nearest<T>(x, y, maps, to_output<T>(p.extrapolation));
     return Status::Ok();
   }
   std::vector<C> cur(static_cast<size_t>(x.elements())), next;
