@@ -54,6 +54,8 @@ Status attention_typed(KernelContext& ctx) {
     if (v.dims[1] != skv) return ctx.fail("K and V disagree on length");
   }
   if (k.dims[0] != batch || v.dims[0] != batch) return ctx.fail("Q, K, V disagree on batch");
+  for (size_t i : {1, 2, 4, 5})
+    if (ctx.has_input(i) && ctx.input(i).dtype != q.dtype) return ctx.fail("input %zu must have Q's dtype", i);
   if (dq != dk) return ctx.fail("Q head size %lld differs from K's %lld", (long long)dq, (long long)dk);
   if (hkv == 0 || hq % hkv) return ctx.fail("q heads must be a multiple of kv heads");
   const bool has_past = ctx.has_input(4) && ctx.has_input(5);
@@ -114,6 +116,7 @@ Status attention_typed(KernelContext& ctx) {
   if (nonpad) {
     if (has_past) return ctx.fail("nonpad_kv_seqlen cannot be combined with past_key/past_value");
     if (nonpad->elements() != batch) return ctx.fail("nonpad_kv_seqlen must have batch entries");
+    if (nonpad->dtype != DType::kInt64 && nonpad->dtype != DType::kInt32) return ctx.fail("nonpad_kv_seqlen must be int64");
     for (int64_t b = 0; b < batch; ++b)
       valid[b] = nonpad->dtype == DType::kInt64 ? nonpad->as<int64_t>()[b] : nonpad->as<int32_t>()[b];
   }

@@ -19,6 +19,9 @@ std::vector<int64_t> ints_of(const Tensor& t) {
 template <class T>
 Status col2im_typed(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
+  for (size_t i : {1, 2})
+    if (ctx.input(i).dtype != DType::kInt64 && ctx.input(i).dtype != DType::kInt32)
+      return ctx.fail("input %zu must be int64", i);
   Tensor& y = ctx.output(0);
   const std::vector<int64_t> image = ints_of(ctx.input(1)), block = ints_of(ctx.input(2));
   const size_t r = image.size();
@@ -85,8 +88,10 @@ Status max_unpool_typed(KernelContext& ctx) {
   if (!kernel) return ctx.fail("kernel_shape is required");
   const size_t r = kernel->size();
   if (x.rank() != static_cast<int64_t>(r) + 2 || ind.dims != x.dims) return ctx.fail("X and I must match kernel_shape's rank");
+  if (ind.dtype != DType::kInt64 && ind.dtype != DType::kInt32) return ctx.fail("I must be int64");
   const std::vector<int64_t> str = ctx.attrs().get_ints("strides").value_or(std::vector<int64_t>(r, 1));
   const std::vector<int64_t> pads = ctx.attrs().get_ints("pads").value_or(std::vector<int64_t>(2 * r, 0));
+  if (str.size() != r || pads.size() != 2 * r) return ctx.fail("strides/pads do not match kernel_shape");
   std::vector<int64_t> inferred{x.dims[0], x.dims[1]};
   for (size_t i = 0; i < r; ++i) inferred.push_back((x.dims[i + 2] - 1) * str[i] - pads[i] - pads[i + r] + (*kernel)[i]);
   if (y.rank() != x.rank()) return ctx.fail("output_shape must have X's rank");

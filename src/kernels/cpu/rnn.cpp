@@ -94,6 +94,8 @@ Status recurrent_typed(KernelContext& ctx, Cell cell) {
   const int64_t dirs = direction == "bidirectional" ? 2 : 1;
   const int64_t layout = at.get_int("layout", 0);
   if (x.rank() != 3 || w.rank() != 3 || rw.rank() != 3) return ctx.fail("X, W and R must be 3-D");
+  for (size_t i = 1; i < ctx.num_inputs(); ++i)
+    if (i != 4 && ctx.has_input(i) && ctx.input(i).dtype != x.dtype) return ctx.fail("input %zu must have X's dtype", i);
   const int64_t seq = x.dims[layout ? 1 : 0], batch = x.dims[layout ? 0 : 1], in = x.dims[2];
   if (w.dims[0] != dirs || w.dims[1] % gates != 0) return ctx.fail("W does not match the direction count or gates");
   const int64_t hid = w.dims[1] / gates, gh = gates * hid;
@@ -115,6 +117,7 @@ Status recurrent_typed(KernelContext& ctx, Cell cell) {
   std::vector<int64_t> seq_len(static_cast<size_t>(batch), seq);
   if (lens) {
     if (lens->elements() != batch) return ctx.fail("sequence_lens must have batch_size entries");
+    if (lens->dtype != DType::kInt32 && lens->dtype != DType::kInt64) return ctx.fail("sequence_lens must be int32");
     for (int64_t b = 0; b < batch; ++b) {
       const int64_t v = lens->dtype == DType::kInt64 ? lens->as<int64_t>()[b] : lens->as<int32_t>()[b];
       if (v < 0 || v > seq) return ctx.fail("sequence_lens[%lld] = %lld is out of range", (long long)b, (long long)v);

@@ -41,6 +41,7 @@ Status rotary_typed(KernelContext& ctx) {
   if (pos) {
     if (cosc.rank() != 2) return ctx.fail("with position_ids the caches must be [max_position, dim / 2]");
     if (pos->elements() != batch * seq) return ctx.fail("position_ids must be [batch, seq]");
+    if (pos->dtype != DType::kInt64 && pos->dtype != DType::kInt32) return ctx.fail("position_ids must be int64");
     max_pos = cosc.dims[0];
   } else if (cosc.rank() != 3 || cosc.dims[0] != batch || cosc.dims[1] != seq) {
     return ctx.fail("without position_ids the caches must be [batch, seq, dim / 2]");
