@@ -81,6 +81,13 @@ TEST(Upsample, LinearOpset9) {
   EXPECT_EQ(values<float>(r.outputs[0]), (std::vector<float>{0, 2, 4, 4}));
 }
 
+TEST(Resize, Opset10NearestDownsampleRoundsUp) {
+  // Resize-10 keeps onnxruntime's legacy rule: asymmetric, ceil when shrinking.
+  OpRun r = run("Resize", {tensor<float>({1, 4}, {1, 2, 3, 4}), tensor<float>({2}, {1, 0.6f})}, {}, 10);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(values<float>(r.outputs[0]), (std::vector<float>{1, 3}));
+}
+
 // ---- NonMaxSuppression ----
 
 TEST(NonMaxSuppression, NothingSelectedGivesEmptyOutput) {

@@ -18,7 +18,9 @@ namespace {
 
 enum class Mode { kNearest, kLinear, kCubic };
 enum class Coord { kHalfPixel, kHalfPixelSymmetric, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfCrop };
-enum class Round { kPreferFloor, kPreferCeil, kFloor, kCeil };
+// kSimple: Upsample and Resize-10 (onnxruntime's legacy rule): floor when
+// upsampling, ceil when downsampling.
+enum class Round { kPreferFloor, kPreferCeil, kFloor, kCeil, kSimple };
 
 struct Params {
   Mode mode = Mode::kNearest;
@@ -91,7 +93,7 @@ AxisTaps make_taps(const Params& p, int64_t in, int64_t out, double scale, doubl
       if (x == std::floor(x)) r = x;
       else if (p.round == Round::kPreferFloor) r = std::ceil(x - 0.5);
       else if (p.round == Round::kPreferCeil) r = std::floor(x + 0.5);
-      else if (p.round == Round::kFloor) r = std::floor(x);
+      else if (p.round == Round::kFloor || (p.round == Round::kSimple && scale >= 1.0)) r = std::floor(x);
       else r = std::ceil(x);
       const double c = std::clamp(r, 0.0, static_cast<double>(in - 1));
       idx[0] = static_cast<int64_t>(c);
@@ -324,9 +326,9 @@ Status parse_params(KernelContext& ctx, bool legacy, Params* p) {
   else if (mode == "linear" || mode == "bilinear" || mode == "trilinear") p->mode = Mode::kLinear;
   else if (mode == "cubic" && !legacy) p->mode = Mode::kCubic;
   else return ctx.fail("mode '%s' is not supported", mode.c_str());
-  if (legacy) {  // Upsample and Resize-10: asymmetric coordinates, nearest rounds down
+  if (legacy) {  // Upsample and Resize-10: asymmetric coordinates
     p->coord = Coord::kAsymmetric;
-    p->round = Round::kFloor;
+    p->round = Round::kSimple;
     return Status::Ok();
   }
   const std::string ct = at.get_string("coordinate_transformation_mode", "half_pixel");
