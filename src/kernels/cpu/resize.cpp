@@ -134,8 +134,9 @@ AxisTaps make_taps(const Params& p, int64_t in, int64_t out, double scale, doubl
 }
 
 // dst[outer, o, inner] = sum_k w[o,k] * src[outer, idx[o,k], inner].
-template <class C>
-void resample_axis(const C* src, C* dst, int64_t outer, int64_t in, int64_t out, int64_t inner, const AxisTaps& t,
+// S: the source element type (the input's on the first pass, C after).
+template <class S, class C>
+void resample_axis(const S* src, C* dst, int64_t outer, int64_t in, int64_t out, int64_t inner, const AxisTaps& t,
                    C extrapolation) {
   const std::vector<C> w(t.weight.begin(), t.weight.end());
   parallel_for(outer * out, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, inner * t.n)), [&](int64_t b, int64_t e) {
@@ -146,20 +147,20 @@ void resample_axis(const C* src, C* dst, int64_t outer, int64_t in, int64_t out,
         for (int64_t j = 0; j < inner; ++j) d[j] = extrapolation;
         continue;
       }
-      const C* s = src + po * in * inner;
+      const S* s = src + po * in * inner;
       const int64_t* idx = &t.index[o * t.n];
       const C* wk = &w[o * t.n];
       {
-        const C* s0 = s + idx[0] * inner;
+        const S* s0 = s + idx[0] * inner;
         const C w0 = wk[0];
 #pragma omp simd
-        for (int64_t j = 0; j < inner; ++j) d[j] = w0 * s0[j];
+        for (int64_t j = 0; j < inner; ++j) d[j] = w0 * static_cast<C>(load(s0[j]));
       }
       for (int64_t k = 1; k < t.n; ++k) {
-        const C* sk = s + idx[k] * inner;
+        const S* sk = s + idx[k] * inner;
         const C ww = wk[k];
 #pragma omp simd
-        for (int64_t j = 0; j < inner; ++j) d[j] += ww * sk[j];
+        for (int64_t j = 0; j < inner; ++j) d[j] += ww * static_cast<C>(load(sk[j]));
       }
     }
   });
@@ -300,22 +301,43 @@ Status resize_typed(KernelContext& ctx, const Params& p, const std::vector<doubl
     gather_nearest<T>(x, y, maps, to_output<T>(p.extrapolation));
     return Status::Ok();
   }
-  std::vector<C> cur(static_cast<size_t>(x.elements())), next;
-  const T* src = x.as<T>();
-  for (int64_t i = 0; i < x.elements(); ++i) cur[i] = static_cast<C>(load(src[i]));
+  // The first pass reads the input as is; when T is the compute type the last
+  // pass writes straight into Y.
+  int64_t last = -1;
+  for (int64_t a = 0; a < r; ++a)
+    if (active[a]) last = a;
+  if (last < 0) {
+    std::memcpy(y.data, x.data, y.bytes());
+    return Status::Ok();
+  }
+  constexpr bool direct = std::is_same_v<T, C>;
+  std::vector<C> cur, next;
   std::vector<int64_t> dims = x.dims;
-  for (int64_t a = 0; a < r; ++a) {
+  bool first = true;
+  for (int64_t a = 0; a <= last; ++a) {
     if (!active[a]) continue;
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < a; ++d) outer *= dims[d];
     for (int64_t d = a + 1; d < r; ++d) inner *= dims[d];
-    next.resize(static_cast<size_t>(outer * y.dims[a] * inner));
-    resample_axis<C>(cur.data(), next.data(), outer, dims[a], y.dims[a], inner, taps[a], static_cast<C>(p.extrapolation));
+    C* dst;
+    if constexpr (direct) {
+      if (a == last) dst = y.as<C>();
+      else { next.resize(static_cast<size_t>(outer * y.dims[a] * inner)); dst = next.data(); }
+    } else {
+      next.resize(static_cast<size_t>(outer * y.dims[a] * inner));
+      dst = next.data();
+    }
+    const C ev = static_cast<C>(p.extrapolation);
+    if (first) resample_axis<T, C>(x.as<T>(), dst, outer, dims[a], y.dims[a], inner, taps[a], ev);
+    else resample_axis<C, C>(cur.data(), dst, outer, dims[a], y.dims[a], inner, taps[a], ev);
+    first = false;
     dims[a] = y.dims[a];
     cur.swap(next);
   }
-  T* dst = y.as<T>();
-  for (int64_t i = 0; i < y.elements(); ++i) dst[i] = to_output<T>(cur[i]);
+  if constexpr (!direct) {
+    T* out = y.as<T>();
+    for (int64_t i = 0; i < y.elements(); ++i) out[i] = to_output<T>(cur[i]);
+  }
   return Status::Ok();
 }
 
