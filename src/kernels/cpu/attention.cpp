@@ -185,7 +185,13 @@ Status attention_typed(KernelContext& ctx) {
       }
       const C* kb = kall.data() + (b * hkv + kh) * total * dk;
       C mx = ninf;
+      const bool raw_needed = qk_out && mode < 2;
       for (int64_t j = 0; j < total; ++j) {
+        if (bias[j] == ninf && !raw_needed) {  // masked key: its product cannot matter
+          if (qk_out && mode == 2) qk_out->as<T>()[row * total + j] = store<T>(ninf);
+          score[j] = ninf;
+          continue;
+        }
         const C* kr = kb + j * dk;
         C dot = 0;
 #pragma omp simd reduction(+ : dot)

@@ -139,6 +139,25 @@ template <class S, class C>
 void resample_axis(const S* src, C* dst, int64_t outer, int64_t in, int64_t out, int64_t inner, const AxisTaps& t,
                    C extrapolation) {
   const std::vector<C> w(t.weight.begin(), t.weight.end());
+  if (inner == 1) {  // the last axis: one row of taps per output element
+    parallel_for(outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, out * t.n)), [&](int64_t b, int64_t e) {
+      for (int64_t po = b; po < e; ++po) {
+        const S* s = src + po * in;
+        C* d = dst + po * out;
+        for (int64_t o = 0; o < out; ++o) {
+          const int64_t* idx = &t.index[o * t.n];
+          const C* wk = &w[o * t.n];
+          C acc = 0;
+          for (int64_t k = 0; k < t.n; ++k) acc += wk[k] * static_cast<C>(load(s[idx[k]]));
+          d[o] = acc;
+        }
+        if (!t.extrapolated.empty())
+          for (int64_t o = 0; o < out; ++o)
+            if (t.extrapolated[o]) d[o] = extrapolation;
+      }
+    });
+    return;
+  }
   parallel_for(outer * out, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, inner * t.n)), [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const int64_t po = r / out, o = r % out;
