@@ -88,6 +88,19 @@ TEST(Resize, Opset10NearestDownsampleRoundsUp) {
   EXPECT_EQ(values<float>(r.outputs[0]), (std::vector<float>{1, 3}));
 }
 
+TEST(Resize, ConstantScalesRunStatic) {
+  // Constant scales give static shapes: the planned-arena path.
+  OpSpec s;
+  s.op_type = "Resize";
+  s.opset = 13;
+  s.attrs.set("mode", attr_string("cubic"));
+  s.constant_inputs = {2};
+  OpRun r = run_op(s, {tensor<double>({1, 1, 1, 2}, {1, 1}), nullptr, tensor<float>({4}, {1, 1, 2, 2})});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.outputs[0]->dims, (std::vector<int64_t>{1, 1, 2, 4}));
+  for (double v : values<double>(r.outputs[0])) EXPECT_NEAR(v, 1.0, 1e-12);
+}
+
 // ---- NonMaxSuppression ----
 
 TEST(NonMaxSuppression, NothingSelectedGivesEmptyOutput) {
