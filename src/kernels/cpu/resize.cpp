@@ -235,7 +235,6 @@ void gather_nearest(const Tensor& x, Tensor& y, const std::vector<std::vector<in
 Status read_inputs(KernelContext& ctx, const Params& p, int scales_at, int sizes_at, int roi_at,
                    std::vector<double>* scales, std::vector<double>* roi) {
   const Tensor& x = ctx.input(0);
-  const Tensor& y = ctx.output(0);
   const int64_t r = x.rank();
   std::vector<int64_t> axes;
   if (auto a = ctx.attrs().get_ints("axes")) {
@@ -286,7 +285,6 @@ Status read_inputs(KernelContext& ctx, const Params& p, int scales_at, int sizes
   }
   if (policy != "stretch")
     for (int64_t a : axes) (*scales)[a] = common;
-  (void)y;
   return Status::Ok();
 }
 
