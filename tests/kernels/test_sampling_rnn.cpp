@@ -275,5 +275,46 @@ TEST(MaxUnpool, IndexOutOfRangeFails) {
   EXPECT_EQ(values<float>(ok.outputs[0]), (std::vector<float>{0, 5}));
 }
 
+// ---- hostile data: no UB, clean results or errors ----
+
+TEST(Hostile, GridSampleNanAndHugeCoordinates) {
+  for (const char* pad : {"zeros", "border", "reflection"}) {
+    AttributeMap a;
+    a.set("padding_mode", attr_string(pad));
+    a.set("mode", attr_string("cubic"));
+    Data grid = tensor<float>({1, 1, 2, 2}, {NAN, 0, 1e30f, -1e30f});
+    OpRun r = run("GridSample", {tensor<float>({1, 1, 2, 2}, {1, 2, 3, 4}), grid}, a, 20);
+    EXPECT_TRUE(r.status.ok()) << pad << ": " << r.status.message();
+  }
+}
+
+TEST(Hostile, RoiAlignNanRoiFails) {
+  OpRun r = run("RoiAlign",
+                {tensor<float>({1, 1, 2, 2}, {1, 2, 3, 4}), tensor<float>({1, 4}, {0, 0, NAN, 1e30f}),
+                 tensor<int64_t>({1}, {0})},
+                {}, 16);
+  EXPECT_FALSE(r.status.ok());
+}
+
+TEST(Hostile, NmsIgnoresNanScores) {
+  Data boxes = tensor<float>({1, 2, 4}, {0, 0, 1, 1, 2, 2, 3, 3});
+  Data scores = tensor<float>({1, 1, 2}, {NAN, 0.5f});
+  OpRun r = run("NonMaxSuppression", {boxes, scores, tensor<int64_t>({1}, {5})}, {}, 11);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(values<int64_t>(r.outputs[0]), (std::vector<int64_t>{0, 0, 1}));
+}
+
+TEST(Hostile, ResizeCropWithHugeRoi) {
+  AttributeMap a;
+  a.set("mode", attr_string("linear"));
+  a.set("coordinate_transformation_mode", attr_string("tf_crop_and_resize"));
+  a.set("extrapolation_value", attr_float(7));
+  OpRun r = run("Resize", {tensor<float>({2}, {1, 2}), tensor<float>({2}, {-1e30f, NAN}), nullptr,
+                           tensor<int64_t>({1}, {3})},
+                a, 19);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(values<float>(r.outputs[0]), (std::vector<float>{7, 7, 7}));
+}
+
 }  // namespace
 }  // namespace openacl::testing

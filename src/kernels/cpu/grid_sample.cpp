@@ -21,17 +21,19 @@ enum class Interp { kNearest, kLinear, kCubic };
 double reflect(double x, double lo, double hi) {
   const double range = hi - lo;
   if (range <= 0) return lo;
+  // Floating-point floor/fmod rather than integer casts: the grid is data and
+  // may hold huge values.
   if (x < lo) {
     const double dx = lo - x;
-    const int64_t n = static_cast<int64_t>(dx / range);
-    const double r = dx - static_cast<double>(n) * range;
-    return n % 2 == 0 ? lo + r : hi - r;
+    const double n = std::floor(dx / range);
+    const double r = dx - n * range;
+    return std::fmod(n, 2.0) == 0 ? lo + r : hi - r;
   }
   if (x > hi) {
     const double dx = x - hi;
-    const int64_t n = static_cast<int64_t>(dx / range);
-    const double r = dx - static_cast<double>(n) * range;
-    return n % 2 == 0 ? hi - r : lo + r;
+    const double n = std::floor(dx / range);
+    const double r = dx - n * range;
+    return std::fmod(n, 2.0) == 0 ? hi - r : lo + r;
   }
   return x;
 }
@@ -86,6 +88,11 @@ Status grid_sample_typed(KernelContext& ctx, Interp mode, Pad pad, bool align) {
           if (pad == Pad::kBorder) v = std::clamp(v, 0.0, static_cast<double>(d - 1));
           else if (pad == Pad::kReflection) v = reflect(v, lo, hi);
         }
+        // Keep v castable to an index: beyond a few pixels outside, every tap
+        // reads padding anyway. NaN goes out of range too.
+        const double far = static_cast<double>(d) + 8;
+        if (!(v >= -far)) v = -far;
+        if (!(v <= far)) v = far;
         if (mode == Interp::kNearest) {
           taps[a] = 1;
           idx[a][0] = pixel_index(static_cast<int64_t>(v), d, pad, lo, hi);

@@ -2,6 +2,7 @@
 // score, dropping boxes whose IoU with a kept box exceeds the threshold. The
 // number of selections depends on the data, so the output is allocated here.
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "kernels/cpu/cpu_common.h"
@@ -84,6 +85,7 @@ Status nms_typed(KernelContext& ctx) {
       cand.clear();
       for (int64_t i = 0; i < n; ++i) {
         const float v = static_cast<float>(load(s[i]));
+        if (std::isnan(v)) continue;  // unordered: it would break the sort
         if (!has_score_threshold || v > score_threshold) cand.emplace_back(v, i);
       }
       std::stable_sort(cand.begin(), cand.end(), [](const auto& l, const auto& r) { return l.first > r.first; });

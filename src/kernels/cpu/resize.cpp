@@ -84,8 +84,13 @@ AxisTaps make_taps(const Params& p, int64_t in, int64_t out, double scale, doubl
   t.weight.resize(static_cast<size_t>(out * t.n));
   if (p.coord == Coord::kTfCrop) t.extrapolated.assign(static_cast<size_t>(out), 0);
   for (int64_t o = 0; o < out; ++o) {
-    const double x = source_coord(p, o, scale, in, out, roi0, roi1);
-    if (p.coord == Coord::kTfCrop && (x < 0 || x > static_cast<double>(in - 1))) t.extrapolated[o] = 1;
+    double x = source_coord(p, o, scale, in, out, roi0, roi1);
+    if (p.coord == Coord::kTfCrop && !(x >= 0 && x <= static_cast<double>(in - 1))) t.extrapolated[o] = 1;
+    // Far outside the input every tap clamps to the edge; bound x (and NaN
+    // from a hostile roi) so it converts to an index safely.
+    const double far = static_cast<double>(in) + 1e6;
+    if (!(x >= -far)) x = -far;
+    if (!(x <= far)) x = far;
     int64_t* idx = &t.index[o * t.n];
     double* w = &t.weight[o * t.n];
     if (p.mode == Mode::kNearest) {

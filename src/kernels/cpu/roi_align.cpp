@@ -2,6 +2,7 @@
 // inside each bin. Opset 10 has only the "output_half_pixel" coordinates;
 // opset 16 defaults to "half_pixel" (shifted by half a pixel, no min size).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -34,6 +35,7 @@ Status roi_align_typed(KernelContext& ctx, bool half_pixel, bool max_mode) {
                       (long long)n);
   const T* xd = x.as<T>();
   T* yd = y.as<T>();
+  std::atomic<int64_t> bad_roi{-1};
   parallel_for(nr, 1, [&](int64_t rb, int64_t re) {
     std::vector<Sample> samples;
     for (int64_t r = rb; r < re; ++r) {
@@ -48,9 +50,17 @@ Status roi_align_typed(KernelContext& ctx, bool half_pixel, bool max_mode) {
         rh = std::max(rh, 1.f);
       }
       const float bh = rh / static_cast<float>(ph), bw = rw / static_cast<float>(pw);
-      const int64_t gh = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rh / static_cast<float>(ph)));
-      const int64_t gw = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rw / static_cast<float>(pw)));
-      const int64_t gh_n = std::max<int64_t>(gh, 0), gw_n = std::max<int64_t>(gw, 0);
+      // Rois are data: a non-finite or absurdly large one is refused rather
+      // than turned into a huge sampling grid.
+      const double ghd = ratio > 0 ? static_cast<double>(ratio) : std::ceil(rh / static_cast<float>(ph));
+      const double gwd = ratio > 0 ? static_cast<double>(ratio) : std::ceil(rw / static_cast<float>(pw));
+      if (!(ghd <= 4096 && gwd <= 4096) || !std::isfinite(sw) || !std::isfinite(sh) ||
+          static_cast<double>(ph * pw) * std::max(ghd, 0.0) * std::max(gwd, 0.0) > double(1 << 26)) {
+        bad_roi = r;
+        return;
+      }
+      const int64_t gh_n = std::max<int64_t>(static_cast<int64_t>(ghd), 0);
+      const int64_t gw_n = std::max<int64_t>(static_cast<int64_t>(gwd), 0);
       const float count = static_cast<float>(std::max<int64_t>(gh_n * gw_n, 1));
       samples.assign(static_cast<size_t>(ph * pw * gh_n * gw_n), Sample{});
       size_t k = 0;
@@ -62,7 +72,7 @@ Status roi_align_typed(KernelContext& ctx, bool half_pixel, bool max_mode) {
               float yy = yy0;
               float xx = sw + static_cast<float>(px) * bw + (static_cast<float>(ix) + 0.5f) * bw / static_cast<float>(gw_n);
               Sample& s = samples[k];
-              if (yy < -1.f || yy > static_cast<float>(h) || xx < -1.f || xx > static_cast<float>(w)) continue;
+              if (!(yy >= -1.f && yy <= static_cast<float>(h) && xx >= -1.f && xx <= static_cast<float>(w))) continue;
               yy = std::max(yy, 0.f);
               xx = std::max(xx, 0.f);
               int64_t y0 = static_cast<int64_t>(yy), x0 = static_cast<int64_t>(xx), y1, x1;
@@ -98,6 +108,7 @@ Status roi_align_typed(KernelContext& ctx, bool half_pixel, bool max_mode) {
       }
     }
   });
+  if (bad_roi >= 0) return ctx.fail("roi %lld is not finite or too large to sample", static_cast<long long>(bad_roi.load()));
   return Status::Ok();
 }
 
