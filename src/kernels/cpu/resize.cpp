@@ -1,0 +1,442 @@
+// Resize (opset 10..19) and Upsample (7, 9).
+//
+// Every mode is separable: each resized axis gets a table of taps (source
+// index, weight) per output position, computed once per run, and the data is
+// resampled one axis at a time. Nearest is a pure gather (exact for every
+// dtype); linear and cubic (with or without antialias) are weighted sums in
+// float (double for float64).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/cpu_common.h"
+
+namespace openacl::kernels::cpu {
+namespace {
+
+enum class Mode { kNearest, kLinear, kCubic };
+enum class Coord { kHalfPixel, kHalfPixelSymmetric, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfCrop };
+// kSimple: Upsample and Resize-10 (onnxruntime's legacy rule): floor when
+// upsampling, ceil when downsampling.
+enum class Round { kPreferFloor, kPreferCeil, kFloor, kCeil, kSimple };
+
+struct Params {
+  Mode mode = Mode::kNearest;
+  Coord coord = Coord::kHalfPixel;
+  Round round = Round::kPreferFloor;
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  bool antialias = false;
+  double extrapolation = 0.0;
+};
+
+// Per-axis sampling table: for output position o, taps [o*n, o*n+n).
+struct AxisTaps {
+  int64_t n = 1;
+  std::vector<int64_t> index;
+  std::vector<double> weight;
+  std::vector<uint8_t> extrapolated;  // tf_crop_and_resize: output o lies outside the input
+};
+
+double source_coord(const Params& p, int64_t y, double scale, int64_t in, int64_t out, double roi0, double roi1) {
+  const double out_w = scale * static_cast<double>(in);
+  switch (p.coord) {
+    case Coord::kAlignCorners:
+      return out_w == 1 ? 0.0 : static_cast<double>(y) * static_cast<double>(in - 1) / (out_w - 1);
+    case Coord::kAsymmetric:
+      return static_cast<double>(y) / scale;
+    case Coord::kTfCrop: {
+      double x = out_w == 1 ? (roi1 - roi0) * static_cast<double>(in - 1) / 2
+                            : static_cast<double>(y) * (roi1 - roi0) * static_cast<double>(in - 1) / (out_w - 1);
+      return x + roi0 * static_cast<double>(in - 1);
+    }
+    case Coord::kPytorchHalfPixel:
+      return out_w == 1 ? -0.5 : (static_cast<double>(y) + 0.5) / scale - 0.5;
+    case Coord::kHalfPixel:
+      return (static_cast<double>(y) + 0.5) / scale - 0.5;
+    case Coord::kHalfPixelSymmetric: {
+      const double adjustment = static_cast<double>(out) / out_w;
+      const double offset = static_cast<double>(in) / 2 * (1 - adjustment);
+      return offset + (static_cast<double>(y) + 0.5) / scale - 0.5;
+    }
+  }
+  return 0.0;
+}
+
+double cubic_weight(double x, double a) {
+  x = std::fabs(x);
+  if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0.0;
+}
+
+AxisTaps make_taps(const Params& p, int64_t in, int64_t out, double scale, double roi0, double roi1) {
+  AxisTaps t;
+  const bool aa = p.antialias && p.mode != Mode::kNearest && scale < 1.0;
+  const double s = aa ? scale : 1.0;
+  int64_t start = 0;
+  if (p.mode == Mode::kLinear) start = aa ? static_cast<int64_t>(std::floor(-1.0 / s)) + 1 : 0;
+  else if (p.mode == Mode::kCubic) start = aa ? static_cast<int64_t>(std::floor(-2.0 / s)) + 1 : -1;
+  t.n = p.mode == Mode::kNearest ? 1 : 2 - 2 * start;
+  t.index.resize(static_cast<size_t>(out * t.n));
+  t.weight.resize(static_cast<size_t>(out * t.n));
+  if (p.coord == Coord::kTfCrop) t.extrapolated.assign(static_cast<size_t>(out), 0);
+  for (int64_t o = 0; o < out; ++o) {
+    double x = source_coord(p, o, scale, in, out, roi0, roi1);
+    if (p.coord == Coord::kTfCrop && !(x >= 0 && x <= static_cast<double>(in - 1))) t.extrapolated[o] = 1;
+    // Far outside the input every tap clamps to the edge; bound x (and NaN
+    // from a hostile roi) so it converts to an index safely.
+    const double far = static_cast<double>(in) + 1e6;
+    if (!(x >= -far)) x = -far;
+    if (!(x <= far)) x = far;
+    int64_t* idx = &t.index[o * t.n];
+    double* w = &t.weight[o * t.n];
+    if (p.mode == Mode::kNearest) {
+      double r;
+      if (x == std::floor(x)) r = x;
+      else if (p.round == Round::kPreferFloor) r = std::ceil(x - 0.5);
+      else if (p.round == Round::kPreferCeil) r = std::floor(x + 0.5);
+      else if (p.round == Round::kFloor || (p.round == Round::kSimple && scale >= 1.0)) r = std::floor(x);
+      else r = std::ceil(x);
+      const double c = std::clamp(r, 0.0, static_cast<double>(in - 1));
+      idx[0] = static_cast<int64_t>(c);
+      w[0] = 1.0;
+      continue;
+    }
+    // The taps sit left of x when x is a whole number (ratio 1), as the spec's
+    // reference does; for symmetric kernels this changes nothing.
+    int64_t base = static_cast<int64_t>(std::floor(x));
+    double ratio = x - static_cast<double>(base);
+    if (ratio == 0) {
+      base -= 1;
+      ratio = 1;
+    }
+    double sum = 0;
+    for (int64_t k = 0; k < t.n; ++k) {
+      const int64_t i = start + k;
+      const double d = (static_cast<double>(i) - ratio) * s;
+      double wk = p.mode == Mode::kLinear ? std::max(0.0, 1 - std::fabs(d)) : cubic_weight(d, p.cubic_a);
+      idx[k] = base + i;
+      w[k] = wk;
+      sum += wk;
+    }
+    if (aa && sum != 0)
+      for (int64_t k = 0; k < t.n; ++k) w[k] /= sum;
+    if (p.exclude_outside) {
+      double kept = 0;
+      for (int64_t k = 0; k < t.n; ++k) {
+        if (idx[k] < 0 || idx[k] >= in) w[k] = 0;
+        kept += w[k];
+      }
+      if (kept != 0)
+        for (int64_t k = 0; k < t.n; ++k) w[k] /= kept;
+    }
+    for (int64_t k = 0; k < t.n; ++k) idx[k] = std::clamp<int64_t>(idx[k], 0, in - 1);
+  }
+  return t;
+}
+
+// dst[outer, o, inner] = sum_k w[o,k] * src[outer, idx[o,k], inner].
+// S: the source element type (the input's on the first pass, C after).
+template <class S, class C>
+void resample_axis(const S* src, C* dst, int64_t outer, int64_t in, int64_t out, int64_t inner, const AxisTaps& t,
+                   C extrapolation) {
+  const std::vector<C> w(t.weight.begin(), t.weight.end());
+  if (inner == 1) {  // the last axis: one row of taps per output element
+    parallel_for(outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, out * t.n)), [&](int64_t b, int64_t e) {
+      for (int64_t po = b; po < e; ++po) {
+        const S* s = src + po * in;
+        C* d = dst + po * out;
+        for (int64_t o = 0; o < out; ++o) {
+          const int64_t* idx = &t.index[o * t.n];
+          const C* wk = &w[o * t.n];
+          C acc = 0;
+          for (int64_t k = 0; k < t.n; ++k) acc += wk[k] * static_cast<C>(load(s[idx[k]]));
+          d[o] = acc;
+        }
+        if (!t.extrapolated.empty())
+          for (int64_t o = 0; o < out; ++o)
+            if (t.extrapolated[o]) d[o] = extrapolation;
+      }
+    });
+    return;
+  }
+  parallel_for(outer * out, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, inner * t.n)), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const int64_t po = r / out, o = r % out;
+      C* d = dst + r * inner;
+      if (!t.extrapolated.empty() && t.extrapolated[o]) {
+        for (int64_t j = 0; j < inner; ++j) d[j] = extrapolation;
+        continue;
+      }
+      const S* s = src + po * in * inner;
+      const int64_t* idx = &t.index[o * t.n];
+      const C* wk = &w[o * t.n];
+      {
+        const S* s0 = s + idx[0] * inner;
+        const C w0 = wk[0];
+#pragma omp simd
+        for (int64_t j = 0; j < inner; ++j) d[j] = w0 * static_cast<C>(load(s0[j]));
+      }
+      for (int64_t k = 1; k < t.n; ++k) {
+        const S* sk = s + idx[k] * inner;
+        const C ww = wk[k];
+#pragma omp simd
+        for (int64_t j = 0; j < inner; ++j) d[j] += ww * static_cast<C>(load(sk[j]));
+      }
+    }
+  });
+}
+
+// Integers round half to even and saturate, like the spec's reference.
+template <class T>
+T to_output(double v) {
+  if constexpr (std::is_integral_v<T>) {
+    const double r = std::nearbyint(v);
+    const double lo = static_cast<double>(std::numeric_limits<T>::lowest());
+    const double hi = static_cast<double>(std::numeric_limits<T>::max());
+    return static_cast<T>(std::clamp(r, lo, hi));
+  } else {
+    return store<T>(static_cast<ComputeType<T>>(v));
+  }
+}
+
+// Nearest: a gather through per-axis index maps (-1 = extrapolated).
+template <class T>
+void gather_nearest(const Tensor& x, Tensor& y, const std::vector<std::vector<int64_t>>& maps, T extrapolation) {
+  const int64_t r = x.rank();
+  const std::vector<int64_t> xs = strides_of(x.dims);
+  const int64_t last = y.dims[r - 1];
+  const int64_t rows = last == 0 ? 0 : y.elements() / last;
+  const T* src = x.as<T>();
+  T* dst = y.as<T>();
+  parallel_for(rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, last)), [&](int64_t b, int64_t e) {
+    std::vector<int64_t> pos(static_cast<size_t>(r), 0);
+    for (int64_t row = b; row < e; ++row) {
+      int64_t rem = row, off = 0;
+      bool outside = false;
+      for (int64_t d = r - 2; d >= 0; --d) {
+        const int64_t i = rem % y.dims[d];
+        rem /= y.dims[d];
+        const int64_t m = maps[d][i];
+        if (m < 0) outside = true;
+        else off += m * xs[d];
+      }
+      T* out = dst + row * last;
+      const std::vector<int64_t>& ml = maps[r - 1];
+      if (outside) {
+        for (int64_t j = 0; j < last; ++j) out[j] = extrapolation;
+        continue;
+      }
+      const T* in = src + off;
+      for (int64_t j = 0; j < last; ++j) out[j] = ml[j] < 0 ? extrapolation : in[ml[j]];
+    }
+  });
+}
+
+// Scales per axis (all axes of X) from the scales or sizes inputs; roi per axis.
+Status read_inputs(KernelContext& ctx, const Params& p, int scales_at, int sizes_at, int roi_at,
+                   std::vector<double>* scales, std::vector<double>* roi) {
+  const Tensor& x = ctx.input(0);
+  const int64_t r = x.rank();
+  std::vector<int64_t> axes;
+  if (auto a = ctx.attrs().get_ints("axes")) {
+    for (int64_t v : *a) axes.push_back(v < 0 ? v + r : v);
+  } else {
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+  }
+  for (int64_t a : axes)
+    if (a < 0 || a >= r) return ctx.fail("axes entry out of range for rank %lld", static_cast<long long>(r));
+  scales->assign(static_cast<size_t>(r), 1.0);
+  roi->assign(static_cast<size_t>(2 * r), 0.0);
+  for (int64_t i = 0; i < r; ++i) (*roi)[r + i] = 1.0;
+  auto read_doubles = [](const Tensor& t, std::vector<double>* v) {
+    v->clear();
+    dispatch<kNumeric>(t.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      for (int64_t i = 0; i < t.elements(); ++i) v->push_back(static_cast<double>(load(t.as<T>()[i])));
+    });
+  };
+  std::vector<double> vals;
+  if (p.coord == Coord::kTfCrop && roi_at >= 0 && ctx.has_input(roi_at) && ctx.input(roi_at).elements() > 0) {
+    read_doubles(ctx.input(roi_at), &vals);
+    if (vals.size() != 2 * axes.size()) return ctx.fail("roi has %zu entries; expected %zu", vals.size(), 2 * axes.size());
+    for (size_t i = 0; i < axes.size(); ++i) {
+      (*roi)[axes[i]] = vals[i];
+      (*roi)[r + axes[i]] = vals[axes.size() + i];
+    }
+  }
+  if (scales_at >= 0 && ctx.has_input(scales_at) && ctx.input(scales_at).elements() > 0) {
+    read_doubles(ctx.input(scales_at), &vals);
+    if (vals.size() != axes.size()) return ctx.fail("scales has %zu entries; expected %zu", vals.size(), axes.size());
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (!(vals[i] > 0)) return ctx.fail("scale %g must be > 0", vals[i]);
+      (*scales)[axes[i]] = vals[i];
+    }
+    return Status::Ok();
+  }
+  if (sizes_at < 0 || !ctx.has_input(sizes_at)) return ctx.fail("one of scales and sizes is required");
+  const std::string policy = ctx.attrs().get_string("keep_aspect_ratio_policy", "stretch");
+  double common = policy == "not_larger" ? INFINITY : 0.0;
+  read_doubles(ctx.input(sizes_at), &vals);
+  if (vals.size() != axes.size()) return ctx.fail("sizes has %zu entries; expected %zu", vals.size(), axes.size());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t in = x.dims[axes[i]];
+    const double s = in == 0 ? 1.0 : vals[i] / static_cast<double>(in);
+    (*scales)[axes[i]] = s;
+    common = policy == "not_larger" ? std::min(common, s) : std::max(common, s);
+  }
+  if (policy != "stretch")
+    for (int64_t a : axes) (*scales)[a] = common;
+  return Status::Ok();
+}
+
+template <class T>
+Status resize_typed(KernelContext& ctx, const Params& p, const std::vector<double>& scales,
+                    const std::vector<double>& roi) {
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  const int64_t r = x.rank();
+  if (y.rank() != r) return ctx.fail("output rank %lld differs from input rank %lld", (long long)y.rank(), (long long)r);
+  if (y.elements() == 0) return Status::Ok();
+  if (x.elements() == 0) return ctx.fail("cannot resize an empty input to a non-empty output");
+  std::vector<AxisTaps> taps(static_cast<size_t>(r));
+  std::vector<bool> active(static_cast<size_t>(r), false);
+  for (int64_t a = 0; a < r; ++a) {
+    const bool trivial_roi = roi[a] == 0.0 && roi[r + a] == 1.0;
+    if (scales[a] == 1.0 && x.dims[a] == y.dims[a] && (p.coord != Coord::kTfCrop || trivial_roi)) continue;
+    active[a] = true;
+    taps[a] = make_taps(p, x.dims[a], y.dims[a], scales[a], roi[a], roi[r + a]);
+  }
+  if (p.mode == Mode::kNearest) {
+    std::vector<std::vector<int64_t>> maps(static_cast<size_t>(r));
+    for (int64_t a = 0; a < r; ++a) {
+      maps[a].resize(static_cast<size_t>(y.dims[a]));
+      for (int64_t o = 0; o < y.dims[a]; ++o) {
+        if (!active[a]) maps[a][o] = o;
+        else maps[a][o] = !taps[a].extrapolated.empty() && taps[a].extrapolated[o] ? -1 : taps[a].index[o];
+      }
+    }
+    gather_nearest<T>(x, y, maps, to_output<T>(p.extrapolation));
+    return Status::Ok();
+  }
+  // The first pass reads the input as is; when T is the compute type the last
+  // pass writes straight into Y.
+  int64_t last = -1;
+  for (int64_t a = 0; a < r; ++a)
+    if (active[a]) last = a;
+  if (last < 0) {
+    std::memcpy(y.data, x.data, y.bytes());
+    return Status::Ok();
+  }
+  constexpr bool direct = std::is_same_v<T, C>;
+  std::vector<C> cur, next;
+  std::vector<int64_t> dims = x.dims;
+  bool first = true;
+  for (int64_t a = 0; a <= last; ++a) {
+    if (!active[a]) continue;
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < a; ++d) outer *= dims[d];
+    for (int64_t d = a + 1; d < r; ++d) inner *= dims[d];
+    C* dst;
+    if constexpr (direct) {
+      if (a == last) dst = y.as<C>();
+      else { next.resize(static_cast<size_t>(outer * y.dims[a] * inner)); dst = next.data(); }
+    } else {
+      next.resize(static_cast<size_t>(outer * y.dims[a] * inner));
+      dst = next.data();
+    }
+    const C ev = static_cast<C>(p.extrapolation);
+    if (first) resample_axis<T, C>(x.as<T>(), dst, outer, dims[a], y.dims[a], inner, taps[a], ev);
+    else resample_axis<C, C>(cur.data(), dst, outer, dims[a], y.dims[a], inner, taps[a], ev);
+    first = false;
+    dims[a] = y.dims[a];
+    cur.swap(next);
+  }
+  if constexpr (!direct) {
+    T* out = y.as<T>();
+    for (int64_t i = 0; i < y.elements(); ++i) out[i] = to_output<T>(cur[i]);
+  }
+  return Status::Ok();
+}
+
+Status parse_params(KernelContext& ctx, bool legacy, Params* p) {
+  const graph::AttributeMap& at = ctx.attrs();
+  const std::string mode = at.get_string("mode", "nearest");
+  if (mode == "nearest") p->mode = Mode::kNearest;
+  else if (mode == "linear" || mode == "bilinear" || mode == "trilinear") p->mode = Mode::kLinear;
+  else if (mode == "cubic" && !legacy) p->mode = Mode::kCubic;
+  else return ctx.fail("mode '%s' is not supported", mode.c_str());
+  if (legacy) {  // Upsample and Resize-10: asymmetric coordinates
+    p->coord = Coord::kAsymmetric;
+    p->round = Round::kSimple;
+    return Status::Ok();
+  }
+  const std::string ct = at.get_string("coordinate_transformation_mode", "half_pixel");
+  if (ct == "half_pixel") p->coord = Coord::kHalfPixel;
+  else if (ct == "half_pixel_symmetric") p->coord = Coord::kHalfPixelSymmetric;
+  else if (ct == "pytorch_half_pixel") p->coord = Coord::kPytorchHalfPixel;
+  else if (ct == "align_corners") p->coord = Coord::kAlignCorners;
+  else if (ct == "asymmetric") p->coord = Coord::kAsymmetric;
+  else if (ct == "tf_crop_and_resize") p->coord = Coord::kTfCrop;
+  else return ctx.fail("coordinate_transformation_mode '%s' is not supported", ct.c_str());
+  const std::string nm = at.get_string("nearest_mode", "round_prefer_floor");
+  if (nm == "round_prefer_floor") p->round = Round::kPreferFloor;
+  else if (nm == "round_prefer_ceil") p->round = Round::kPreferCeil;
+  else if (nm == "floor") p->round = Round::kFloor;
+  else if (nm == "ceil") p->round = Round::kCeil;
+  else return ctx.fail("nearest_mode '%s' is not supported", nm.c_str());
+  p->cubic_a = at.get_float("cubic_coeff_a", -0.75f);
+  p->exclude_outside = at.get_int("exclude_outside", 0) != 0;
+  p->antialias = at.get_int("antialias", 0) != 0;
+  p->extrapolation = at.get_float("extrapolation_value", 0.f);
+  return Status::Ok();
+}
+
+Status run_with(KernelContext& ctx, const Params& p, const std::vector<double>& scales, const std::vector<double>& roi) {
+  Status st = Status::Ok();
+  const bool ok = dispatch<kNumeric>(ctx.input(0).dtype, [&](auto tag) {
+    st = resize_typed<typename decltype(tag)::type>(ctx, p, scales, roi);
+  });
+  if (!ok) return ctx.fail("unsupported element type");
+  return st;
+}
+
+Status resize(KernelContext& ctx) {
+  const bool legacy = ctx.opset() < 11;
+  Params p;
+  OPENACL_RETURN_IF_ERROR(parse_params(ctx, legacy, &p));
+  std::vector<double> scales, roi;
+  OPENACL_RETURN_IF_ERROR(read_inputs(ctx, p, legacy ? 1 : 2, legacy ? -1 : 3, legacy ? -1 : 1, &scales, &roi));
+  return run_with(ctx, p, scales, roi);
+}
+
+Status upsample(KernelContext& ctx) {
+  Params p;
+  OPENACL_RETURN_IF_ERROR(parse_params(ctx, true, &p));
+  const Tensor& x = ctx.input(0);
+  std::vector<double> scales, roi(static_cast<size_t>(2 * x.rank()), 0.0);
+  if (ctx.has_input(1)) {
+    const Tensor& s = ctx.input(1);
+    dispatch<kFloats>(s.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      for (int64_t i = 0; i < s.elements(); ++i) scales.push_back(static_cast<double>(load(s.as<T>()[i])));
+    });
+  } else if (auto f = ctx.attrs().get_floats("scales")) {
+    scales.assign(f->begin(), f->end());
+  } else {
+    scales = {1.0, 1.0, ctx.attrs().get_float("height_scale", 1.f), ctx.attrs().get_float("width_scale", 1.f)};
+  }
+  if (static_cast<int64_t>(scales.size()) != x.rank())
+    return ctx.fail("scales has %zu entries for a rank-%lld input", scales.size(), static_cast<long long>(x.rank()));
+  return run_with(ctx, p, scales, roi);
+}
+
+OPENACL_REGISTER_KERNEL(Resize, "cpu").types(numeric_types()).run(resize);
+OPENACL_REGISTER_KERNEL(Upsample, "cpu").types(numeric_types()).run(upsample);
+
+}  // namespace
+}  // namespace openacl::kernels::cpu
