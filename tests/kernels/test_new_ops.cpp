@@ -104,7 +104,8 @@ TEST(SoftmaxCrossEntropyLoss, BFloat16NoneNd) {
 }
 
 TEST(SoftmaxCrossEntropyLoss, WrongTargetShapeFails) {
-  OpRun r = run_op(spec("SoftmaxCrossEntropyLoss", 13), {tensor<float>({2, 3}, {0, 0, 0, 0, 0, 0}), tensor<int64_t>({3}, {0, 0, 0})});
+  OpRun r = run_op(spec("SoftmaxCrossEntropyLoss", 13),
+                   {tensor<float>({2, 3}, {0, 0, 0, 0, 0, 0}), tensor<int64_t>({3}, {0, 0, 0})});
   EXPECT_FALSE(r.status.ok());
 }
 
@@ -148,7 +149,8 @@ TEST(LpNormalization, L2Float16AndBadP) {
   OpRun r = run_op(spec("LpNormalization", 22), {half({1, 2}, {3, 4})});
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   expect_near(half_values(r.outputs[0]), {0.6f, 0.8f}, 1e-3f);
-  EXPECT_FALSE(run_op(spec("LpNormalization", 22, attrs({{"p", attr_int(3)}})), {tensor<float>({2}, {1, 2})}).status.ok());
+  EXPECT_FALSE(
+      run_op(spec("LpNormalization", 22, attrs({{"p", attr_int(3)}})), {tensor<float>({2}, {1, 2})}).status.ok());
 }
 
 TEST(Swish, AlphaAndDouble) {
@@ -173,11 +175,13 @@ TEST(BitCast, FloatBitsAndWidthMismatch) {
                    {tensor<float>({2}, {1.0f, -2.0f})});
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(values<uint32_t>(r.outputs[0]), (std::vector<uint32_t>{0x3f800000u, 0xc0000000u}));
-  OpRun h = run_op(spec("BitCast", 26, attrs({{"to", attr_int(static_cast<int64_t>(DType::kUInt16))}})), {half({1}, {1.0f})});
+  OpRun h =
+      run_op(spec("BitCast", 26, attrs({{"to", attr_int(static_cast<int64_t>(DType::kUInt16))}})), {half({1}, {1.0f})});
   ASSERT_TRUE(h.status.ok()) << h.status.message();
   EXPECT_EQ(values<uint16_t>(h.outputs[0]), (std::vector<uint16_t>{0x3c00}));
   EXPECT_FALSE(run_op(spec("BitCast", 26, attrs({{"to", attr_int(static_cast<int64_t>(DType::kInt64))}})),
-                      {tensor<float>({1}, {1.0f})}).status.ok());
+                      {tensor<float>({1}, {1.0f})})
+                   .status.ok());
 }
 
 TEST(DynamicQuantizeLinear, PositiveRangeAndEmpty) {
@@ -207,7 +211,7 @@ TEST(TensorScatter, CircularInt8AndLinearOverrun) {
 }
 
 TEST(Det, BatchedDoubleAndSingular) {
-  auto x = tensor<double>({2, 3, 3}, {2, 0, 1, 1, 3, 2, 1, 1, 2,   // det = 6
+  auto x = tensor<double>({2, 3, 3}, {2, 0, 1, 1, 3, 2, 1, 1, 2,    // det = 6
                                       1, 2, 3, 4, 5, 6, 7, 8, 9});  // singular
   OpRun r = run_op(spec("Det", 22), {x});
   ASSERT_TRUE(r.status.ok()) << r.status.message();
@@ -270,9 +274,8 @@ TEST(DFT, Opset17AxisAttributeInverseDouble) {
 
 TEST(STFT, RectangularFramesOfConstant) {
   // A constant signal: each frame's DC bin is frame_length, the rest 0.
-  OpRun r = run_op(spec("STFT", 17, {}, 1, {1, 3}),
-                   {tensor<float>({1, 8, 1}, std::vector<float>(8, 1.0f)), tensor<int64_t>({}, {2}), nullptr,
-                    tensor<int64_t>({}, {4})});
+  OpRun r = run_op(spec("STFT", 17, {}, 1, {1, 3}), {tensor<float>({1, 8, 1}, std::vector<float>(8, 1.0f)),
+                                                     tensor<int64_t>({}, {2}), nullptr, tensor<int64_t>({}, {4})});
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.outputs[0]->dims, (std::vector<int64_t>{1, 3, 3, 2}));
   const auto v = values<float>(r.outputs[0]);
@@ -283,16 +286,18 @@ TEST(STFT, RectangularFramesOfConstant) {
 }
 
 TEST(Windows, IntegerAndDoubleOutputs) {
-  OpRun h = run_op(spec("HannWindow", 17, attrs({{"output_datatype", attr_int(static_cast<int64_t>(DType::kFloat64))}})),
-                   {tensor<int64_t>({}, {4})});
+  OpRun h =
+      run_op(spec("HannWindow", 17, attrs({{"output_datatype", attr_int(static_cast<int64_t>(DType::kFloat64))}})),
+             {tensor<int64_t>({}, {4})});
   ASSERT_TRUE(h.status.ok()) << h.status.message();
   const auto hv = values<double>(h.outputs[0]);
   EXPECT_NEAR(hv[0], 0.0, 1e-12);
   EXPECT_NEAR(hv[1], 0.5, 1e-12);
   EXPECT_NEAR(hv[2], 1.0, 1e-12);
-  OpRun hi = run_op(spec("HannWindow", 17, attrs({{"output_datatype", attr_int(static_cast<int64_t>(DType::kInt32))},
-                                                  {"periodic", attr_int(0)}})),
-                    {tensor<int32_t>({}, {3})});
+  OpRun hi = run_op(
+      spec("HannWindow", 17,
+           attrs({{"output_datatype", attr_int(static_cast<int64_t>(DType::kInt32))}, {"periodic", attr_int(0)}})),
+      {tensor<int32_t>({}, {3})});
   ASSERT_TRUE(hi.status.ok()) << hi.status.message();
   EXPECT_EQ(values<int32_t>(hi.outputs[0]), (std::vector<int32_t>{0, 1, 0}));
   OpRun b = run_op(spec("BlackmanWindow", 17), {tensor<int32_t>({}, {4})});

@@ -62,9 +62,12 @@ Status dft_shape(ShapeContext& ctx) {
   if (c.known() && c.value != 1 && c.value != 2)
     return ctx.fail("DFT input's last dim must be 1 (real) or 2 (complex), got %lld", static_cast<long long>(c.value));
   std::optional<int64_t> axis;
-  if (!axis_input) axis = ctx.attrs().get_int("axis", 1);
-  else if (!ctx.has_input(2)) axis = -2;
-  else axis = const_scalar(ctx, 2);
+  if (!axis_input)
+    axis = ctx.attrs().get_int("axis", 1);
+  else if (!ctx.has_input(2))
+    axis = -2;
+  else
+    axis = const_scalar(ctx, 2);
   Shape s = *x.shape;
   s[r - 1] = Dim(inverse && onesided ? 1 : 2);
   if (!axis) {
@@ -84,8 +87,10 @@ Status dft_shape(ShapeContext& ctx) {
     len = inverse && onesided ? 2 * (n - 1) : n;
   }
   if (len && *len <= 0) return ctx.fail("dft_length %lld must be positive", static_cast<long long>(*len));
-  if (!len) s[a] = Dim();
-  else s[a] = Dim(onesided && !inverse ? *len / 2 + 1 : *len);
+  if (!len)
+    s[a] = Dim();
+  else
+    s[a] = Dim(onesided && !inverse ? *len / 2 + 1 : *len);
   y.shape = std::move(s);
   return Status::Ok();
 }
@@ -103,7 +108,8 @@ Status stft_shape(ShapeContext& ctx) {
   Shape s{Dim(), Dim(), Dim(), Dim(2)};
   std::optional<int64_t> sig_len;
   if (x.has_rank()) {
-    if (x.rank() != 3) return ctx.fail("STFT signal must be [batch, length, 1 or 2], got %s", shape_str(*x.shape).c_str());
+    if (x.rank() != 3)
+      return ctx.fail("STFT signal must be [batch, length, 1 or 2], got %s", shape_str(*x.shape).c_str());
     const Dim& c = (*x.shape)[2];
     if (c.known() && c.value != 1 && c.value != 2)
       return ctx.fail("STFT signal's last dim must be 1 or 2, got %lld", static_cast<long long>(c.value));
@@ -117,15 +123,19 @@ Status stft_shape(ShapeContext& ctx) {
     if (w.has_rank() && (*w.shape)[0].known()) win_len = (*w.shape)[0].value;
   }
   std::optional<int64_t> frame_len;
-  if (ctx.has_input(3)) frame_len = const_scalar(ctx, 3);
-  else if (ctx.has_input(2)) frame_len = win_len;
-  else frame_len = sig_len;
+  if (ctx.has_input(3))
+    frame_len = const_scalar(ctx, 3);
+  else if (ctx.has_input(2))
+    frame_len = win_len;
+  else
+    frame_len = sig_len;
   if (frame_len && win_len && *frame_len != *win_len)
     return ctx.fail("frame_length %lld differs from the window's length %lld", static_cast<long long>(*frame_len),
                     static_cast<long long>(*win_len));
   const std::optional<int64_t> step = const_scalar(ctx, 1);
   if (step && *step <= 0) return ctx.fail("frame_step %lld must be positive", static_cast<long long>(*step));
-  if (frame_len && *frame_len <= 0) return ctx.fail("frame_length %lld must be positive", static_cast<long long>(*frame_len));
+  if (frame_len && *frame_len <= 0)
+    return ctx.fail("frame_length %lld must be positive", static_cast<long long>(*frame_len));
   if (frame_len) {
     if (sig_len && *frame_len > *sig_len)
       return ctx.fail("frame_length %lld is longer than the signal (%lld)", static_cast<long long>(*frame_len),

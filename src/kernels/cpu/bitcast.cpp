@@ -1,6 +1,7 @@
 // BitCast (opset 26): the input's bytes reinterpreted as type `to` of the
 // same width (little-endian host, so the bytes are copied as they are).
 #include <cstring>
+#include <string>
 
 #include "kernels/cpu/cpu_common.h"
 
@@ -21,8 +22,15 @@ Status bitcast(KernelContext& ctx) {
   return Status::Ok();
 }
 
-// Any fixed-width type (bool, complex and float8 included) is a plain copy.
-OPENACL_REGISTER_KERNEL(BitCast, "cpu").run(bitcast);
+// Any fixed-width type (bool, complex and float8 included) is a plain copy;
+// strings and the packed sub-byte types are not.
+std::string fixed_width(const KernelInit& init) {
+  for (graph::DType t : {init.input(0).dtype, init.output(0).dtype})
+    if (graph::dtype_bytes(t) == 0) return std::string(graph::dtype_name(t)) + " has no fixed byte width";
+  return "";
+}
+
+OPENACL_REGISTER_KERNEL(BitCast, "cpu").supports(fixed_width).run(bitcast);
 
 }  // namespace
 }  // namespace openacl::kernels::cpu

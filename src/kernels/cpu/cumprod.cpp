@@ -58,19 +58,27 @@ Status cumprod(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& at = ctx.input(1);
   Tensor& y = ctx.output(0);
-  if (at.elements() != 1) return ctx.fail("axis must hold exactly one value, it holds %lld", static_cast<long long>(at.elements()));
+  if (at.elements() != 1)
+    return ctx.fail("axis must hold exactly one value, it holds %lld", static_cast<long long>(at.elements()));
   int64_t axis = 0;
-  if (at.dtype == DType::kInt64) axis = at.as<int64_t>()[0];
-  else if (at.dtype == DType::kInt32) axis = at.as<int32_t>()[0];
-  else return ctx.fail("axis must be int32 or int64, got %s", graph::dtype_name(at.dtype));
+  if (at.dtype == DType::kInt64)
+    axis = at.as<int64_t>()[0];
+  else if (at.dtype == DType::kInt32)
+    axis = at.as<int32_t>()[0];
+  else
+    return ctx.fail("axis must be int32 or int64, got %s", graph::dtype_name(at.dtype));
   const int64_t r = std::max<int64_t>(x.rank(), 1);  // a scalar behaves as [1]
-  if (axis < -r || axis >= r) return ctx.fail("axis %lld is out of range for rank %lld", static_cast<long long>(axis), static_cast<long long>(r));
+  if (axis < -r || axis >= r)
+    return ctx.fail("axis %lld is out of range for rank %lld", static_cast<long long>(axis), static_cast<long long>(r));
   if (axis < 0) axis += r;
   int64_t outer = 1, len = 1, inner = 1;
   for (int64_t i = 0; i < x.rank(); ++i) {
-    if (i < axis) outer *= x.dims[i];
-    else if (i == axis) len = x.dims[i];
-    else inner *= x.dims[i];
+    if (i < axis)
+      outer *= x.dims[i];
+    else if (i == axis)
+      len = x.dims[i];
+    else
+      inner *= x.dims[i];
   }
   if (x.elements() == 0) return Status::Ok();
   const bool exclusive = ctx.attrs().get_int("exclusive", 0) != 0;

@@ -69,9 +69,12 @@ class Transform {
 // Reads a scalar integer input (int32/int64).
 bool scalar_int(const Tensor& t, int64_t* v) {
   if (t.elements() != 1) return false;
-  if (t.dtype == DType::kInt64) *v = t.as<int64_t>()[0];
-  else if (t.dtype == DType::kInt32) *v = t.as<int32_t>()[0];
-  else return false;
+  if (t.dtype == DType::kInt64)
+    *v = t.as<int64_t>()[0];
+  else if (t.dtype == DType::kInt32)
+    *v = t.as<int32_t>()[0];
+  else
+    return false;
   return true;
 }
 
@@ -121,8 +124,7 @@ Status dft(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   Tensor& y = ctx.output(0);
   const int64_t r = x.rank();
-  if (r < 2 || (x.dims[r - 1] != 1 && x.dims[r - 1] != 2))
-    return ctx.fail("DFT input must be [..., 1 or 2]");
+  if (r < 2 || (x.dims[r - 1] != 1 && x.dims[r - 1] != 2)) return ctx.fail("DFT input must be [..., 1 or 2]");
   const bool inverse = ctx.attrs().get_int("inverse", 0) != 0;
   const bool onesided = ctx.attrs().get_int("onesided", 0) != 0;
   int64_t axis = 0;
@@ -133,7 +135,8 @@ Status dft(KernelContext& ctx) {
     axis = ctx.attrs().get_int("axis", 1);
   }
   const int64_t a = axis < 0 ? axis + r : axis;
-  if (a < 0 || a > r - 2) return ctx.fail("axis %lld is out of range for rank %lld", static_cast<long long>(axis), static_cast<long long>(r));
+  if (a < 0 || a > r - 2)
+    return ctx.fail("axis %lld is out of range for rank %lld", static_cast<long long>(axis), static_cast<long long>(r));
   int64_t len = inverse && onesided ? 2 * (x.dims[a] - 1) : x.dims[a];
   if (ctx.has_input(1) && !scalar_int(ctx.input(1), &len)) return ctx.fail("dft_length must be an integer scalar");
   if (len <= 0) return ctx.fail("dft_length %lld must be positive", static_cast<long long>(len));
@@ -182,14 +185,18 @@ Status stft(KernelContext& ctx) {
   int64_t step = 0;
   if (!scalar_int(ctx.input(1), &step) || step <= 0) return ctx.fail("frame_step must be a positive integer scalar");
   const Tensor* window = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  if (window && (window->rank() != 1 || window->dtype != x.dtype)) return ctx.fail("window must be 1-D of the signal's type");
+  if (window && (window->rank() != 1 || window->dtype != x.dtype))
+    return ctx.fail("window must be 1-D of the signal's type");
   int64_t flen = window ? window->dims[0] : x.dims[1];
   if (ctx.has_input(3) && !scalar_int(ctx.input(3), &flen)) return ctx.fail("frame_length must be an integer scalar");
-  if (window && window->dims[0] != flen) return ctx.fail("frame_length %lld differs from the window's length", static_cast<long long>(flen));
-  if (flen <= 0 || flen > x.dims[1]) return ctx.fail("frame_length %lld does not fit the signal", static_cast<long long>(flen));
+  if (window && window->dims[0] != flen)
+    return ctx.fail("frame_length %lld differs from the window's length", static_cast<long long>(flen));
+  if (flen <= 0 || flen > x.dims[1])
+    return ctx.fail("frame_length %lld does not fit the signal", static_cast<long long>(flen));
   const bool onesided = ctx.attrs().get_int("onesided", 1) != 0;
   const int64_t frames = (x.dims[1] - flen) / step + 1, bins = onesided ? flen / 2 + 1 : flen;
-  if (y.dims != std::vector<int64_t>{x.dims[0], frames, bins, 2}) return ctx.fail("output shape does not match the frames");
+  if (y.dims != std::vector<int64_t>{x.dims[0], frames, bins, 2})
+    return ctx.fail("output shape does not match the frames");
   if (y.elements() == 0) return Status::Ok();
   const bool ok = dispatch<kFloats>(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

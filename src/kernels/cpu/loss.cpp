@@ -119,7 +119,8 @@ Status loss_typed(KernelContext& ctx, const LossParams& p, bool softmax) {
 Status run_loss(KernelContext& ctx, bool softmax) {
   const Tensor& x = ctx.input(0);
   const Tensor& t = ctx.input(1);
-  if (x.rank() < 2) return ctx.fail("input must have rank >= 2 (N x C x ...), got rank %lld", static_cast<long long>(x.rank()));
+  if (x.rank() < 2)
+    return ctx.fail("input must have rank >= 2 (N x C x ...), got rank %lld", static_cast<long long>(x.rank()));
   LossParams p;
   p.n = x.dims[0];
   p.c = x.dims[1];
@@ -139,19 +140,26 @@ Status run_loss(KernelContext& ctx, bool softmax) {
     p.ignore = a->i;
   }
   const std::string red = ctx.attrs().get_string("reduction", "mean");
-  if (red == "none") p.reduction = 0;
-  else if (red == "sum") p.reduction = 1;
-  else if (red == "mean") p.reduction = 2;
-  else return ctx.fail("reduction '%s' is not one of none, sum, mean", red.c_str());
+  if (red == "none")
+    p.reduction = 0;
+  else if (red == "sum")
+    p.reduction = 1;
+  else if (red == "mean")
+    p.reduction = 2;
+  else
+    return ctx.fail("reduction '%s' is not one of none, sum, mean", red.c_str());
 
   Status st = Status::Ok();
   bool typed = false;
   dispatch<kFloats>(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     typed = true;
-    if (t.dtype == DType::kInt64) st = loss_typed<T, int64_t>(ctx, p, softmax);
-    else if (t.dtype == DType::kInt32) st = loss_typed<T, int32_t>(ctx, p, softmax);
-    else st = ctx.fail("target must be int32 or int64, got %s", graph::dtype_name(t.dtype));
+    if (t.dtype == DType::kInt64)
+      st = loss_typed<T, int64_t>(ctx, p, softmax);
+    else if (t.dtype == DType::kInt32)
+      st = loss_typed<T, int32_t>(ctx, p, softmax);
+    else
+      st = ctx.fail("target must be int32 or int64, got %s", graph::dtype_name(t.dtype));
   });
   if (!typed) return ctx.fail("unsupported input type %s", graph::dtype_name(x.dtype));
   return st;

@@ -21,7 +21,8 @@ Status tensor_scatter(KernelContext& ctx) {
   if (upd.dtype != past.dtype) return ctx.fail("update must have past_cache's type");
   const int64_t r = past.rank();
   int64_t axis = ctx.attrs().get_int("axis", -2);
-  if (axis < -r || axis >= r) return ctx.fail("axis %lld is out of range for rank %lld", static_cast<long long>(axis), static_cast<long long>(r));
+  if (axis < -r || axis >= r)
+    return ctx.fail("axis %lld is out of range for rank %lld", static_cast<long long>(axis), static_cast<long long>(r));
   if (axis < 0) axis += r;
   if (axis == 0) return ctx.fail("axis must not be the batch dim (0)");
   if (upd.rank() != r) return ctx.fail("update and past_cache must have the same rank");
@@ -36,7 +37,9 @@ Status tensor_scatter(KernelContext& ctx) {
       return ctx.fail("write_indices must be int64 with one value per batch (%lld)", static_cast<long long>(batch));
     wi = w.as<int64_t>();
     for (int64_t b = 0; b < batch; ++b) {
-      if (wi[b] < 0) return ctx.fail("write_indices[%lld] = %lld is negative", static_cast<long long>(b), static_cast<long long>(wi[b]));
+      if (wi[b] < 0)
+        return ctx.fail("write_indices[%lld] = %lld is negative", static_cast<long long>(b),
+                        static_cast<long long>(wi[b]));
       if (!circular && wi[b] + seq > max_seq)
         return ctx.fail("write_indices[%lld] = %lld plus %lld updates overruns the cache length %lld",
                         static_cast<long long>(b), static_cast<long long>(wi[b]), static_cast<long long>(seq),
@@ -64,7 +67,13 @@ Status tensor_scatter(KernelContext& ctx) {
   return Status::Ok();
 }
 
-OPENACL_REGISTER_KERNEL(TensorScatter, "cpu").in_place(0, 0).run(tensor_scatter);
+// Any fixed-width element type: rows are copied as bytes.
+std::string fixed_width(const KernelInit& init) {
+  const DType t = init.input(0).dtype;
+  return graph::dtype_bytes(t) ? "" : std::string(graph::dtype_name(t)) + " has no fixed byte width";
+}
+
+OPENACL_REGISTER_KERNEL(TensorScatter, "cpu").supports(fixed_width).in_place(0, 0).run(tensor_scatter);
 
 }  // namespace
 }  // namespace openacl::kernels::cpu

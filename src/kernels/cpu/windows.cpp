@@ -13,9 +13,12 @@ enum class Window { kHann, kHamming, kBlackman };
 
 bool scalar_int(const Tensor& t, int64_t* v) {
   if (t.elements() != 1) return false;
-  if (t.dtype == DType::kInt64) *v = t.as<int64_t>()[0];
-  else if (t.dtype == DType::kInt32) *v = t.as<int32_t>()[0];
-  else return false;
+  if (t.dtype == DType::kInt64)
+    *v = t.as<int64_t>()[0];
+  else if (t.dtype == DType::kInt32)
+    *v = t.as<int32_t>()[0];
+  else
+    return false;
   return true;
 }
 
@@ -44,7 +47,9 @@ Status run_window(KernelContext& ctx, Window kind) {
   if (!scalar_int(ctx.input(0), &size)) return ctx.fail("size must be an integer scalar");
   if (size < 0) return ctx.fail("window size %lld is negative", static_cast<long long>(size));
   Tensor& y = ctx.output(0);
-  if (y.elements() != size) return ctx.fail("output has %lld elements, the window %lld", static_cast<long long>(y.elements()), static_cast<long long>(size));
+  if (y.elements() != size)
+    return ctx.fail("output has %lld elements, the window %lld", static_cast<long long>(y.elements()),
+                    static_cast<long long>(size));
   const bool periodic = ctx.attrs().get_int("periodic", 1) != 0;
   // A symmetric window of one sample has no period (0/0); it is 1, as in torch.
   const double n1 = periodic ? static_cast<double>(size) : static_cast<double>(size - 1);
@@ -106,9 +111,11 @@ Status mel_weight_matrix(KernelContext& ctx) {
     if (mid == lo) {
       m[mid * mel_bins + i] = 1.0;
     } else {
-      for (int64_t j = lo; j <= mid; ++j) m[j * mel_bins + i] = static_cast<double>(j - lo) / static_cast<double>(mid - lo);
+      for (int64_t j = lo; j <= mid; ++j)
+        m[j * mel_bins + i] = static_cast<double>(j - lo) / static_cast<double>(mid - lo);
     }
-    for (int64_t j = mid; j < hi; ++j) m[j * mel_bins + i] = static_cast<double>(hi - j) / static_cast<double>(hi - mid);
+    for (int64_t j = mid; j < hi; ++j)
+      m[j * mel_bins + i] = static_cast<double>(hi - j) / static_cast<double>(hi - mid);
   }
   return fill(ctx, y, spec_bins * mel_bins, [&](int64_t i) { return m[i]; });
 }
