@@ -1,9 +1,8 @@
 // DFT (opsets 17 and 20) and STFT (opset 17).
 //
-// Each 1-D transform runs in double precision: an iterative radix-2 FFT when
-// the length is a power of two, the direct O(n^2) sum over a twiddle table
-// otherwise. Complex values are (real, imag) pairs in a trailing dim of 2; a
-// trailing dim of 1 is a real signal.
+// Each 1-D transform runs in double precision (see Transform). Complex values
+// are (real, imag) pairs in a trailing dim of 2; a trailing dim of 1 is a real
+// signal.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -16,54 +15,93 @@ namespace {
 
 using cd = std::complex<double>;
 
-// An unscaled length-n transform: sign -1 forward, +1 inverse.
+// Iterative radix-2 FFT of a[0, n), n a power of two; tw[k] = exp(s 2 pi i k / n).
+void fft_pow2(cd* a, int64_t n, const cd* tw) {
+  for (int64_t i = 1, j = 0; i < n; ++i) {
+    int64_t bit = n >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) std::swap(a[i], a[j]);
+  }
+  for (int64_t len = 2; len <= n; len <<= 1) {
+    const int64_t half = len >> 1, step = n / len;
+    for (int64_t i = 0; i < n; i += len)
+      for (int64_t k = 0; k < half; ++k) {
+        const cd u = a[i + k], v = a[i + k + half] * tw[k * step];
+        a[i + k] = u + v;
+        a[i + k + half] = u - v;
+      }
+  }
+}
+
+// An unscaled length-n transform: sign -1 forward, +1 inverse. Powers of two
+// use the radix-2 FFT; other lengths up to kDirectMax the direct sum (exact
+// enough and cheap there); longer ones Bluestein's algorithm, which turns the
+// transform into a circular convolution done with power-of-two FFTs, so every
+// length is O(n log n).
 class Transform {
  public:
-  Transform(int64_t n, bool inverse) : n_(n), pow2_(n > 0 && (n & (n - 1)) == 0), tw_(static_cast<size_t>(n)) {
-    const double s = (inverse ? 2.0 : -2.0) * M_PI / static_cast<double>(n);
-    for (int64_t k = 0; k < n; ++k) tw_[k] = cd(std::cos(s * k), std::sin(s * k));
-  }
-  int64_t size() const { return n_; }
+  static constexpr int64_t kDirectMax = 64;
 
-  // Transforms data[0, n) in place; scratch must hold n values.
+  Transform(int64_t n, bool inverse) : n_(n) {
+    const double sign = inverse ? 1.0 : -1.0;
+    if (n <= 1) return;
+    pow2_ = (n & (n - 1)) == 0;
+    if (pow2_ || n <= kDirectMax) {
+      tw_.resize(static_cast<size_t>(n));
+      for (int64_t k = 0; k < n; ++k) tw_[k] = std::polar(1.0, sign * 2.0 * M_PI * k / n);
+      return;
+    }
+    m_ = 1;
+    while (m_ < 2 * n - 1) m_ <<= 1;
+    // chirp[k] = exp(s pi i k^2 / n), with k^2 reduced mod 2n to keep the angle small.
+    chirp_.resize(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) chirp_[k] = std::polar(1.0, sign * M_PI * static_cast<double>((k * k) % (2 * n)) / n);
+    mtw_.resize(static_cast<size_t>(m_));
+    for (int64_t k = 0; k < m_; ++k) mtw_[k] = std::polar(1.0, -2.0 * M_PI * k / m_);
+    bhat_.assign(static_cast<size_t>(m_), cd(0));
+    bhat_[0] = std::conj(chirp_[0]);
+    for (int64_t k = 1; k < n; ++k) bhat_[k] = bhat_[m_ - k] = std::conj(chirp_[k]);
+    fft_pow2(bhat_.data(), m_, mtw_.data());
+    for (cd& v : bhat_) v /= static_cast<double>(m_);  // the inverse FFT's 1/m, folded in
+  }
+  // Values of scratch run() needs.
+  int64_t scratch_size() const { return std::max(n_, m_); }
+
+  // Transforms data[0, n) in place.
   void run(cd* data, cd* scratch) const {
     if (n_ <= 1) return;
-    if (pow2_) return fft(data);
-    for (int64_t k = 0; k < n_; ++k) {
-      cd acc = 0;
-      int64_t idx = 0;  // k * j mod n, stepped to avoid overflow
-      for (int64_t j = 0; j < n_; ++j) {
-        acc += data[j] * tw_[idx];
-        idx += k;
-        if (idx >= n_) idx -= n_;
+    if (pow2_) return fft_pow2(data, n_, tw_.data());
+    if (m_ == 0) {
+      for (int64_t k = 0; k < n_; ++k) {
+        cd acc = 0;
+        int64_t idx = 0;  // k * j mod n, stepped to avoid overflow
+        for (int64_t j = 0; j < n_; ++j) {
+          acc += data[j] * tw_[idx];
+          idx += k;
+          if (idx >= n_) idx -= n_;
+        }
+        scratch[k] = acc;
       }
-      scratch[k] = acc;
+      std::copy(scratch, scratch + n_, data);
+      return;
     }
-    std::copy(scratch, scratch + n_, data);
+    for (int64_t k = 0; k < n_; ++k) scratch[k] = data[k] * chirp_[k];
+    std::fill(scratch + n_, scratch + m_, cd(0));
+    fft_pow2(scratch, m_, mtw_.data());
+    // Multiply by the chirp's spectrum, then inverse-transform as conj(FFT(conj(.))).
+    for (int64_t k = 0; k < m_; ++k) scratch[k] = std::conj(scratch[k] * bhat_[k]);
+    fft_pow2(scratch, m_, mtw_.data());
+    for (int64_t k = 0; k < n_; ++k) data[k] = std::conj(scratch[k]) * chirp_[k];
   }
 
  private:
-  void fft(cd* a) const {
-    for (int64_t i = 1, j = 0; i < n_; ++i) {
-      int64_t bit = n_ >> 1;
-      for (; j & bit; bit >>= 1) j ^= bit;
-      j ^= bit;
-      if (i < j) std::swap(a[i], a[j]);
-    }
-    for (int64_t len = 2; len <= n_; len <<= 1) {
-      const int64_t half = len >> 1, step = n_ / len;
-      for (int64_t i = 0; i < n_; i += len)
-        for (int64_t k = 0; k < half; ++k) {
-          const cd u = a[i + k], v = a[i + k + half] * tw_[k * step];
-          a[i + k] = u + v;
-          a[i + k + half] = u - v;
-        }
-    }
-  }
-
-  int64_t n_;
-  bool pow2_;
-  std::vector<cd> tw_;
+  int64_t n_, m_ = 0;
+  bool pow2_ = false;
+  std::vector<cd> tw_;     // radix-2 / direct twiddles
+  std::vector<cd> chirp_;  // Bluestein
+  std::vector<cd> mtw_;
+  std::vector<cd> bhat_;
 };
 
 // Reads a scalar integer input (int32/int64).
@@ -90,7 +128,7 @@ void dft_typed(const Tensor& x, Tensor& y, int64_t axis, int64_t len, bool inver
   T* yp = y.as<T>();
   const double scale = inverse ? 1.0 / static_cast<double>(len) : 1.0;
   parallel_for(outer * inner, std::max<int64_t>(1, 8192 / len), [&](int64_t b, int64_t e) {
-    std::vector<cd> buf(static_cast<size_t>(len)), scratch(static_cast<size_t>(len));
+    std::vector<cd> buf(static_cast<size_t>(len)), scratch(static_cast<size_t>(tr.scratch_size()));
     for (int64_t line = b; line < e; ++line) {
       const int64_t o = line / inner, i = line % inner;
       const T* src = xp + (o * nin * inner + i) * cin;
@@ -159,7 +197,7 @@ void stft_typed(const Tensor& x, const T* window, int64_t step, int64_t flen, Te
   const T* xp = x.as<T>();
   T* yp = y.as<T>();
   parallel_for(batch * frames, std::max<int64_t>(1, 8192 / flen), [&](int64_t b, int64_t e) {
-    std::vector<cd> buf(static_cast<size_t>(flen)), scratch(static_cast<size_t>(flen));
+    std::vector<cd> buf(static_cast<size_t>(flen)), scratch(static_cast<size_t>(tr.scratch_size()));
     for (int64_t item = b; item < e; ++item) {
       const int64_t n = item / frames, f = item % frames;
       const T* src = xp + (n * slen + f * step) * cin;
