@@ -77,6 +77,27 @@ Status loss_typed(KernelContext& ctx, const LossParams& p, bool softmax) {
         emit(i, src ? load(*src) : A(0));
       }
     });
+  } else if (D == 1) {
+    // [N, C]: each row's classes are contiguous, so reduce along them directly.
+    parallel_for(N, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, C)), [&](int64_t b, int64_t e) {
+      for (int64_t n = b; n < e; ++n) {
+        const T* xn = x + n * C;
+        A mx = load(xn[0]);
+#pragma omp simd reduction(max : mx)
+        for (int64_t c = 1; c < C; ++c) mx = std::max(mx, load(xn[c]));
+        A sum = 0;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t c = 0; c < C; ++c) sum += std::exp(load(xn[c]) - mx);
+        const A lse = mx + std::log(sum);
+        if (logp) {
+          T* ln = logp + n * C;
+#pragma omp simd
+          for (int64_t c = 0; c < C; ++c) ln[c] = store<T>(load(xn[c]) - lse);
+        }
+        const T* src = at_target(n, 0);
+        emit(n, src ? load(*src) - lse : A(0));
+      }
+    });
   } else {
     const int64_t blocks = (D + kBlock - 1) / kBlock;
     const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, C * std::min(D, kBlock)));

@@ -12,6 +12,28 @@ constexpr int64_t kBlock = 128;
 template <class T>
 void lpnorm_typed(const T* x, T* y, int64_t outer, int64_t len, int64_t inner, int p) {
   using A = ComputeType<T>;
+  if (inner == 1) {
+    // The common axis = -1 case: each norm is over a contiguous row.
+    parallel_for(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, len)), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        const T* xr = x + o * len;
+        T* yr = y + o * len;
+        A norm = 0;
+        if (p == 1) {
+#pragma omp simd reduction(+ : norm)
+          for (int64_t k = 0; k < len; ++k) norm += std::abs(load(xr[k]));
+        } else {
+#pragma omp simd reduction(+ : norm)
+          for (int64_t k = 0; k < len; ++k) norm += load(xr[k]) * load(xr[k]);
+          norm = std::sqrt(norm);
+        }
+        const A inv = norm == A(0) ? A(0) : A(1) / norm;
+#pragma omp simd
+        for (int64_t k = 0; k < len; ++k) yr[k] = store<T>(load(xr[k]) * inv);
+      }
+    });
+    return;
+  }
   const int64_t blocks = (inner + kBlock - 1) / kBlock;
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, len * std::min(inner, kBlock)));
   parallel_for(outer * blocks, grain, [&](int64_t b, int64_t e) {
