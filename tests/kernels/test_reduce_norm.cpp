@@ -279,6 +279,10 @@ TEST(Norm, InstanceNormLrnMvn) {
   r = run_op("MeanVarianceNormalization", {tensor<float>({1, 2, 2}, {1, 3, 5, 5})}, attrs({{"axes", attr_ints({2})}}), 13);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   expect_near(values<float>(r.outputs[0]), {-1, 1, 0, 0});
+  // Default axes 0, 2, 3: per-channel statistics across the batch.
+  r = run_op("MeanVarianceNormalization", {tensor<float>({2, 2, 1, 1}, {1, 2, 3, 6})}, {}, 13);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  expect_near(values<float>(r.outputs[0]), {-1, -1, 1, 1});
 }
 
 }  // namespace

@@ -61,60 +61,56 @@ Status lrn(KernelContext& ctx) {
   return Status::Ok();
 }
 
-// Statistics per kept index: each element's group is its index over the
-// dims not in `axes`. The common NCHW case (axes 0, 2, 3) walks contiguous
-// planes; the odometer makes any axes set work.
+// One group per index over the dims not in `axes`. A group's elements are
+// its base offset (kept dims) plus a list of offsets (reduced dims), each
+// the start of a contiguous run when the trailing dims are reduced; groups
+// are independent, so they run in parallel.
 template <class T>
 void mvn_typed(const T* x, T* y, const std::vector<int64_t>& dims, const std::vector<bool>& reduced) {
   const size_t r = dims.size();
-  std::vector<int64_t> gstride(r, 0);
-  int64_t groups = 1;
-  for (size_t i = r; i-- > 0;) {
-    if (reduced[i]) continue;
-    gstride[i] = groups;
-    groups *= dims[i];
-  }
-  int64_t total = 1;
-  for (int64_t d : dims) total *= d;
-  // Innermost run of elements sharing one group (trailing reduced dims).
-  int64_t run = 1;
+  const std::vector<int64_t> st = strides_of(dims);
   size_t lead = r;
+  int64_t run = 1;
   while (lead > 0 && reduced[lead - 1]) run *= dims[--lead];
-  std::vector<double> sum(static_cast<size_t>(groups), 0.0), sq(static_cast<size_t>(groups), 0.0);
-  std::vector<int64_t> idx(lead, 0);
-  auto walk = [&](auto&& f) {
-    std::fill(idx.begin(), idx.end(), 0);
-    int64_t g = 0;
-    for (int64_t off = 0; off < total; off += run) {
-      f(off, g);
-      for (size_t i = lead; i-- > 0;) {
-        g += gstride[i];
-        if (++idx[i] < dims[i]) break;
-        g -= idx[i] * gstride[i];
-        idx[i] = 0;
+  std::vector<int64_t> kdims, kstr, roff(1, 0);
+  for (size_t i = 0; i < lead; ++i) {
+    if (!reduced[i]) {
+      kdims.push_back(dims[i]);
+      kstr.push_back(st[i]);
+      continue;
+    }
+    std::vector<int64_t> next;
+    for (int64_t o : roff)
+      for (int64_t k = 0; k < dims[i]; ++k) next.push_back(o + k * st[i]);
+    roff.swap(next);
+  }
+  const int64_t groups = red::prod(kdims, 0, kdims.size());
+  const int64_t count = static_cast<int64_t>(roff.size()) * run;
+  const double inv_count = count ? 1.0 / static_cast<double>(count) : 0.0;
+  parallel_for(groups, std::max<int64_t>(1, 16384 / std::max<int64_t>(count, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t g = b; g < e; ++g) {
+      int64_t base = 0, rem = g;
+      for (size_t i = kdims.size(); i-- > 0;) {
+        base += (rem % kdims[i]) * kstr[i];
+        rem /= kdims[i];
+      }
+      double s = 0, q = 0;
+      for (int64_t off : roff) {
+        const T* p = x + base + off;
+        for (int64_t j = 0; j < run; ++j) {
+          const double v = static_cast<double>(load(p[j]));
+          s += v;
+          q += v * v;
+        }
+      }
+      const double m = s * inv_count;
+      const double inv = 1.0 / (std::sqrt(std::max(0.0, q * inv_count - m * m)) + 1e-9);
+      for (int64_t off : roff) {
+        const T* p = x + base + off;
+        T* yp = y + base + off;
+        for (int64_t j = 0; j < run; ++j) yp[j] = store<T>((static_cast<double>(load(p[j])) - m) * inv);
       }
     }
-  };
-  walk([&](int64_t off, int64_t g) {
-    double s = 0, q = 0;
-    for (int64_t j = 0; j < run; ++j) {
-      const double v = static_cast<double>(load(x[off + j]));
-      s += v;
-      q += v * v;
-    }
-    sum[static_cast<size_t>(g)] += s;
-    sq[static_cast<size_t>(g)] += q;
-  });
-  const double count = static_cast<double>(groups ? total / groups : 1);
-  for (int64_t g = 0; g < groups; ++g) {
-    const double m = sum[static_cast<size_t>(g)] / count;
-    const double var = std::max(0.0, sq[static_cast<size_t>(g)] / count - m * m);
-    sum[static_cast<size_t>(g)] = m;
-    sq[static_cast<size_t>(g)] = 1.0 / (std::sqrt(var) + 1e-9);
-  }
-  walk([&](int64_t off, int64_t g) {
-    const double m = sum[static_cast<size_t>(g)], inv = sq[static_cast<size_t>(g)];
-    for (int64_t j = 0; j < run; ++j) y[off + j] = store<T>((static_cast<double>(load(x[off + j])) - m) * inv);
   });
 }
 
