@@ -21,7 +21,7 @@ inline bool better(C v, C best) {
 template <bool kMax, bool kLast, class T>
 void arg_typed(const T* x, int64_t outer, int64_t n, int64_t inner, int64_t* y) {
   using C = ComputeType<T>;
-  constexpr int64_t kB = 64;
+  constexpr int64_t kB = 256;  // lanes per block: 1 KiB of float per row, fewer pages per pass
   const int64_t nb = (inner + kB - 1) / kB;
   parallel_for(outer * nb, std::max<int64_t>(1, 16384 / (kB * std::max<int64_t>(n, 1))), [&](int64_t b, int64_t e) {
     C best[kB];

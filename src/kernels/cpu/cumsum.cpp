@@ -12,7 +12,7 @@ namespace {
 template <class T>
 void cumsum_typed(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, bool exclusive, bool reverse) {
   using A = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
-  constexpr int64_t kB = 64;
+  constexpr int64_t kB = 256;  // lanes per block: 1 KiB of float per row, fewer pages per pass
   const int64_t nb = (inner + kB - 1) / kB;
   parallel_for(outer * nb, std::max<int64_t>(1, 16384 / (kB * std::max<int64_t>(n, 1))), [&](int64_t b, int64_t e) {
     A acc[kB];

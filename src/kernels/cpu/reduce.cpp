@@ -142,7 +142,7 @@ void reduce_into(const T* x, const Layout& L, A init, const A* shift, A* acc) {
   if (three_parts) {
     const int64_t inner = L.dims.back(), R = L.dims[nd - 2];
     const int64_t outer = nd == 3 ? L.dims[0] : 1;
-    constexpr int64_t kB = 64;
+    constexpr int64_t kB = 256;  // lanes per block: 1 KiB of float per row, fewer pages per pass
     const int64_t nb = (inner + kB - 1) / kB;
     parallel_for(outer * nb, std::max<int64_t>(1, 16384 / (kB * std::max<int64_t>(R, 1))), [&](int64_t b, int64_t e) {
       A a[kB];

@@ -4,6 +4,7 @@
 // Softmax subtracts the row max before exp (stable for large inputs).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "kernels/cpu/reduce_util.h"
@@ -12,6 +13,83 @@ namespace openacl::kernels::cpu {
 namespace {
 
 enum class Mode { kSoftmax, kLog, kHard };
+
+// exp for float on 4 lanes at once (GCC vector extensions, SSE2 baseline):
+// libm's expf does not vectorise without -ffast-math, and a scalar
+// polynomial does not either (its range clamps become branches).
+// exp(x) = 2^n * exp(r), r = x - n*ln2, exp(r) by the Cephes degree-6
+// polynomial (relative error < 1e-7). Below -87.3 gives 0 (so -inf -> 0),
+// NaN stays NaN.
+typedef float V4f __attribute__((vector_size(16)));
+typedef int32_t V4i __attribute__((vector_size(16)));
+
+inline V4f exp4(V4f x) {
+  const V4f lo = V4f{} - 87.33654f, hi = V4f{} + 88.37626f;
+  V4f c = x < lo ? lo : x;
+  c = c > hi ? hi : c;
+  const V4f n = (c * 1.44269504088896341f + 12582912.f) - 12582912.f;  // round(c / ln2)
+  V4f r = c - n * 0.693359375f;
+  r = r + n * 2.12194440e-4f;
+  V4f p = V4f{} + 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.f;
+  const V4i bits = (__builtin_convertvector(n, V4i) + 127) << 23;
+  V4f e = p * (V4f)bits;  // vector cast: a bit reinterpretation
+  e = x < lo ? V4f{} : e;
+  return x != x ? x : e;
+}
+
+inline float exp1(float x) { return exp4(V4f{} + x)[0]; }
+
+template <class C>
+inline C vexp(C x) {
+  if constexpr (std::is_same_v<C, float>) return exp1(x);
+  else return std::exp(x);
+}
+
+inline V4f load4(const float* p) {
+  V4f v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store4(float* p, V4f v) { std::memcpy(p, &v, sizeof v); }
+
+// y[i] = exp(x[i] - m) (y may be null: sum only); returns the sum.
+inline float exp_row(const float* x, float m, float* y, int64_t n) {
+  V4f acc = {};
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const V4f e = exp4(load4(x + i) - m);
+    if (y) store4(y + i, e);
+    acc += e;
+  }
+  float s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  for (; i < n; ++i) {
+    const float e = exp1(x[i] - m);
+    if (y) y[i] = e;
+    s += e;
+  }
+  return s;
+}
+
+// y[j] = exp(x[j] - m[j]); s[j] += y[j] (y may be null).
+inline void exp_lanes(const float* x, const float* m, float* y, float* s, int64_t n) {
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const V4f e = exp4(load4(x + j) - load4(m + j));
+    if (y) store4(y + j, e);
+    store4(s + j, load4(s + j) + e);
+  }
+  for (; j < n; ++j) {
+    const float e = exp1(x[j] - m[j]);
+    if (y) y[j] = e;
+    s[j] += e;
+  }
+}
 
 template <Mode M, class T>
 void row_contiguous(const T* x, T* y, int64_t n) {
@@ -30,11 +108,24 @@ void row_contiguous(const T* x, T* y, int64_t n) {
     return;
   } else {
     C m = -std::numeric_limits<C>::infinity();
+#pragma omp simd reduction(max : m)
     for (int64_t i = 0; i < n; ++i) m = std::max(m, static_cast<C>(load(x[i])));
     C s = 0;
-    if constexpr (M == Mode::kSoftmax && std::is_same_v<T, C>) {
+    if constexpr (std::is_same_v<T, float>) {
+      // Softmax keeps exp(x - max) in y, then scales: one exp per element.
+      s = exp_row(x, m, M == Mode::kSoftmax ? y : nullptr, n);
+      if constexpr (M == Mode::kSoftmax) {
+        const C inv = C(1) / s;
+#pragma omp simd
+        for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+      } else {
+        const C sub = m + std::log(s);
+#pragma omp simd
+        for (int64_t i = 0; i < n; ++i) y[i] = x[i] - sub;
+      }
+    } else if constexpr (M == Mode::kSoftmax && std::is_same_v<T, C>) {
       for (int64_t i = 0; i < n; ++i) {
-        const C e = std::exp(x[i] - m);
+        const C e = vexp(x[i] - m);
         y[i] = e;
         s += e;
       }
@@ -42,10 +133,11 @@ void row_contiguous(const T* x, T* y, int64_t n) {
 #pragma omp simd
       for (int64_t i = 0; i < n; ++i) y[i] *= inv;
     } else {
-      for (int64_t i = 0; i < n; ++i) s += std::exp(static_cast<C>(load(x[i])) - m);
+#pragma omp simd reduction(+ : s)
+      for (int64_t i = 0; i < n; ++i) s += vexp(static_cast<C>(load(x[i])) - m);
       if constexpr (M == Mode::kSoftmax) {
         const C inv = C(1) / s;
-        for (int64_t i = 0; i < n; ++i) y[i] = store<T>(std::exp(static_cast<C>(load(x[i])) - m) * inv);
+        for (int64_t i = 0; i < n; ++i) y[i] = store<T>(vexp(static_cast<C>(load(x[i])) - m) * inv);
       } else {
         const C sub = m + std::log(s);
         for (int64_t i = 0; i < n; ++i) y[i] = store<T>(static_cast<C>(load(x[i])) - sub);
@@ -58,7 +150,7 @@ void row_contiguous(const T* x, T* y, int64_t n) {
 template <Mode M, class T>
 void block_strided(const T* x, T* y, int64_t n, int64_t inner, int64_t len) {
   using C = ComputeType<T>;
-  constexpr int64_t kB = 64;
+  constexpr int64_t kB = 256;  // 1 KiB of float per row: fewer pages touched per pass
   C m[kB], s[kB];
   int64_t at[kB];
   for (int64_t j = 0; j < len; ++j) {
@@ -82,9 +174,31 @@ void block_strided(const T* x, T* y, int64_t n, int64_t inner, int64_t len) {
     for (int64_t r = 0; r < n; ++r)
       for (int64_t j = 0; j < len; ++j) y[r * inner + j] = store<T>(C(at[j] == r ? 1 : 0));
     return;
-  } else {
+  } else if constexpr (M == Mode::kSoftmax && std::is_same_v<T, C>) {
+    // Native type: keep exp(x - max) in y, then scale (one exp per element).
+    for (int64_t r = 0; r < n; ++r) {
+      if constexpr (std::is_same_v<T, float>) {
+        exp_lanes(x + r * inner, m, y + r * inner, s, len);
+      } else {
+        for (int64_t j = 0; j < len; ++j) {
+          const C e = vexp(x[r * inner + j] - m[j]);
+          y[r * inner + j] = e;
+          s[j] += e;
+        }
+      }
+    }
+    for (int64_t j = 0; j < len; ++j) s[j] = C(1) / s[j];
     for (int64_t r = 0; r < n; ++r)
-      for (int64_t j = 0; j < len; ++j) s[j] += std::exp(static_cast<C>(load(x[r * inner + j])) - m[j]);
+#pragma omp simd
+      for (int64_t j = 0; j < len; ++j) y[r * inner + j] *= s[j];
+  } else {
+    for (int64_t r = 0; r < n; ++r) {
+      if constexpr (std::is_same_v<T, float>) {
+        exp_lanes(x + r * inner, m, nullptr, s, len);
+      } else {
+        for (int64_t j = 0; j < len; ++j) s[j] += vexp(static_cast<C>(load(x[r * inner + j])) - m[j]);
+      }
+    }
     for (int64_t j = 0; j < len; ++j) {
       if constexpr (M == Mode::kSoftmax) s[j] = C(1) / s[j];
       else s[j] = m[j] + std::log(s[j]);
@@ -92,7 +206,7 @@ void block_strided(const T* x, T* y, int64_t n, int64_t inner, int64_t len) {
     for (int64_t r = 0; r < n; ++r)
       for (int64_t j = 0; j < len; ++j) {
         const C v = load(x[r * inner + j]);
-        if constexpr (M == Mode::kSoftmax) y[r * inner + j] = store<T>(std::exp(v - m[j]) * s[j]);
+        if constexpr (M == Mode::kSoftmax) y[r * inner + j] = store<T>(vexp(v - m[j]) * s[j]);
         else y[r * inner + j] = store<T>(v - s[j]);
       }
   }
@@ -106,7 +220,7 @@ void run_typed(const T* x, T* y, int64_t outer, int64_t n, int64_t inner) {
     });
     return;
   }
-  constexpr int64_t kB = 64;
+  constexpr int64_t kB = 256;  // 1 KiB of float per row: fewer pages touched per pass
   const int64_t nb = (inner + kB - 1) / kB;
   parallel_for(outer * nb, std::max<int64_t>(1, 8192 / (kB * n)), [&](int64_t b, int64_t e) {
     for (int64_t it = b; it < e; ++it) {
