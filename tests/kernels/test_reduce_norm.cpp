@@ -228,6 +228,42 @@ TEST(Softmax, LargeValuesFloat16AndLog) {
   EXPECT_NEAR(y[0], -999.0, 1e-9);
 }
 
+// The float path uses its own vector exp: compare with double on both the
+// contiguous (last axis) and strided (axis 0) paths, with odd sizes for the
+// scalar tails and -inf entries (masked positions) that must give exactly 0.
+TEST(Softmax, FloatMatchesDoubleOnBothPaths) {
+  const int64_t rows = 7, cols = 13;
+  std::vector<float> v(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(static_cast<float>(i) * 0.37f) * 30.f;
+  v[3] = -INFINITY;
+  v[cols + 5] = -INFINITY;
+  for (int64_t axis : {0, 1}) {
+    for (const char* op : {"Softmax", "LogSoftmax"}) {
+      OpRun r = run_op(op, {tensor<float>({rows, cols}, v)}, attrs({{"axis", attr_int(axis)}}), 13);
+      ASSERT_TRUE(r.status.ok()) << r.status.message();
+      const std::vector<float> y = values<float>(r.outputs[0]);
+      const bool log = std::string(op) == "LogSoftmax";
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) {
+          // The group this element belongs to: a column (axis 0) or a row (axis 1).
+          double m = -INFINITY, s = 0;
+          const int64_t n = axis == 0 ? rows : cols;
+          auto at = [&](int64_t k) { return static_cast<double>(axis == 0 ? v[k * cols + j] : v[i * cols + k]); };
+          for (int64_t k = 0; k < n; ++k) m = std::max(m, at(k));
+          for (int64_t k = 0; k < n; ++k) s += std::exp(at(k) - m);
+          const double x = v[static_cast<size_t>(i * cols + j)];
+          const double want = log ? x - m - std::log(s) : std::exp(x - m) / s;
+          const float got = y[static_cast<size_t>(i * cols + j)];
+          if (std::isinf(want)) {
+            EXPECT_EQ(got, static_cast<float>(want)) << op << " axis " << axis;
+          } else {
+            EXPECT_NEAR(got, want, 1e-6 * std::max(1.0, std::fabs(want))) << op << " axis " << axis << " at " << i << "," << j;
+          }
+        }
+    }
+  }
+}
+
 TEST(Norm, BatchNormInferenceAndTrainingUnsupported) {
   auto x = tensor<float>({1, 2, 2}, {1, 2, 3, 4});
   auto s = tensor<float>({2}, {1, 2}), b = tensor<float>({2}, {0, 1});
