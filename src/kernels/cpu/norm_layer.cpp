@@ -90,8 +90,8 @@ Status rownorm(KernelContext& ctx) {
   for (size_t o = 1; kCenter && o < 3; ++o)
     if (ctx.has_output(o)) OPENACL_RETURN_IF_ERROR(red::output_with_dims(ctx, o, sdims, &stats[o - 1]));
   if (rows == 0) return Status::Ok();
-  // Statistics in X's compute type; scale/bias/Y (RMSNormalization's V may
-  // differ from X's T) in Y's.
+  // Arithmetic in X's compute type; Y is stored in its own type
+  // (RMSNormalization's Y has scale's type V, which may differ from X's T).
   Status st = Status::Ok();
   bool inner_ok = true;
   const bool ok = dispatch<kFloats>(x.dtype, [&](auto tag) {
