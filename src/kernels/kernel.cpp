@@ -55,7 +55,8 @@ Status KernelContext::allocate_output(size_t i, const std::vector<int64_t>& dims
     *out = &output(i);
     return Status::Ok();
   }
-  if (outputs_[i]->data != nullptr && outputs_[i]->dims == dims) {
+  if ((outputs_[i]->data != nullptr || outputs_[i]->elements() == 0) && outputs_[i]->dims == dims &&
+      (outputs_[i]->data != nullptr || !allocate_)) {
     *out = outputs_[i];
     return Status::Ok();
   }
