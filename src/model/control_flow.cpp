@@ -50,9 +50,17 @@ struct Body {
 // Captured values become inputs of the body after the declared ones (those
 // seen on an earlier call stay), typed from the node's appended inputs; a
 // constant outer value becomes a constant of the body.
-Status compile_body(const KernelInit& init, const std::shared_ptr<Graph>& g, size_t declared, Body* out) {
+// `declared_types`: what the node passes for each declared body input; a body
+// input whose type the model leaves out (ONNX allows it) takes that type.
+Status compile_body(const KernelInit& init, const std::shared_ptr<Graph>& g, size_t declared, Body* out,
+                    const std::vector<graph::TensorType>& declared_types = {}) {
   if (g->inputs().size() < declared)
     return init.fail("body has %zu inputs; %zu expected", g->inputs().size(), declared);
+  for (size_t i = 0; i < declared && i < declared_types.size(); ++i) {
+    graph::TensorType& t = g->inputs()[i]->type;
+    if (t.dtype == DType::kUndefined) t.dtype = declared_types[i].dtype;
+    if (!t.shape) t.shape = declared_types[i].shape;
+  }
   std::vector<Value*> caps(g->inputs().begin() + static_cast<std::ptrdiff_t>(declared), g->inputs().end());
   for (Value* v : subgraph_captures(*g)) caps.push_back(v);
   g->inputs().resize(declared);
@@ -281,7 +289,14 @@ Status make_loop(const KernelInit& init, std::unique_ptr<Kernel>* out) {
   if (g->inputs().size() < 2) return init.fail("body must take the iteration number and the condition");
   k->iter_rank1 = g->inputs()[0]->type.rank() == 1;
   k->cond_rank1 = g->inputs()[1]->type.rank() == 1;
-  OPENACL_RETURN_IF_ERROR(compile_body(init, g, n, &k->body));
+  std::vector<graph::TensorType> types = {graph::TensorType{DType::kInt64, graph::Shape{}},
+                                          graph::TensorType{DType::kBool, graph::Shape{}}};
+  for (size_t j = 2; j < n; ++j) {  // a carried value's shape may change per iteration: keep only its rank
+    graph::TensorType t{init.input(j).dtype, std::nullopt};
+    if (init.input(j).shape) t.shape = graph::Shape(init.input(j).shape->size());
+    types.push_back(t);
+  }
+  OPENACL_RETURN_IF_ERROR(compile_body(init, g, n, &k->body, types));
   if (k->body.model->output_ids().size() < 1 + k->carried)
     return init.fail("body gives too few outputs for %zu carried values", k->carried);
   *out = std::move(k);
@@ -296,8 +311,6 @@ Status make_scan(const KernelInit& init, std::unique_ptr<Kernel>* out) {
   k->m = static_cast<size_t>(init.attrs().get_int("num_scan_inputs", 0));
   if (k->m < 1 || k->m > n) return init.fail("num_scan_inputs must be in 1..%zu", n);
   k->states = n - k->m;
-  OPENACL_RETURN_IF_ERROR(compile_body(init, g, n, &k->body));
-  const size_t scans = k->body.model->output_ids().size() - k->states;
   auto get = [&](const char* name, size_t count) {
     auto v = init.attrs().get_ints(name).value_or(std::vector<int64_t>());
     if (v.empty()) v.assign(count, 0);
@@ -305,6 +318,21 @@ Status make_scan(const KernelInit& init, std::unique_ptr<Kernel>* out) {
   };
   k->in_axes = get("scan_input_axes", k->m);
   k->in_dirs = get("scan_input_directions", k->m);
+  if (k->in_axes.size() != k->m) return init.fail("scan_input_axes has the wrong length");
+  std::vector<graph::TensorType> types;
+  for (size_t i = 0; i < k->states; ++i) types.push_back(init.input(i));
+  for (size_t j = 0; j < k->m; ++j) {  // a step's slice: the scan input without its scan axis
+    graph::TensorType t = init.input(k->states + j);
+    if (t.shape) {
+      const int64_t r = static_cast<int64_t>(t.shape->size());
+      const int64_t ax = k->in_axes[j] < 0 ? k->in_axes[j] + r : k->in_axes[j];
+      if (ax < 0 || ax >= r) return init.fail("scan_input_axes[%zu] out of range", j);
+      t.shape->erase(t.shape->begin() + ax);
+    }
+    types.push_back(t);
+  }
+  OPENACL_RETURN_IF_ERROR(compile_body(init, g, n, &k->body, types));
+  const size_t scans = k->body.model->output_ids().size() - k->states;
   k->out_axes = get("scan_output_axes", scans);
   k->out_dirs = get("scan_output_directions", scans);
   if (k->in_axes.size() != k->m || k->in_dirs.size() != k->m || k->out_axes.size() != scans ||
@@ -328,13 +356,16 @@ Status make_captures_explicit(Graph& g) {
   for (const auto& np : g.nodes()) {
     graph::Node& n = *np;
     if (n.attrs.has(graph::kExplicitInputsAttr)) continue;
-    std::vector<const Graph*> bodies;
+    std::vector<Graph*> bodies;
     for (const auto& [name, a] : n.attrs.all()) {
       if (a.kind == graph::Attribute::Kind::kGraph && a.g) bodies.push_back(a.g.get());
       if (a.kind == graph::Attribute::Kind::kGraphs)
         for (const auto& sub : a.graphs) bodies.push_back(sub.get());
     }
     if (bodies.empty()) continue;
+    // Inner levels first: a value an inner body reads through this body then
+    // has a consumer here, so it counts as this body's capture too.
+    for (Graph* b : bodies) OPENACL_RETURN_IF_ERROR(make_captures_explicit(*b));
     std::vector<Value*> extra;
     std::set<std::string> seen;
     for (const Graph* b : bodies)

@@ -13,13 +13,42 @@
 namespace openacl::graph::nn {
 namespace {
 
+int64_t explicit_inputs(ShapeContext& ctx) {
+  return ctx.attrs().get_int(kExplicitInputsAttr, static_cast<int64_t>(ctx.num_inputs()));
+}
+
 const Graph* body(ShapeContext& ctx, const char* name) {
   const Attribute* a = ctx.attrs().find(name);
   return a && a->kind == Attribute::Kind::kGraph && a->g ? a->g.get() : nullptr;
 }
 
-int64_t explicit_inputs(ShapeContext& ctx) {
-  return ctx.attrs().get_int(kExplicitInputsAttr, static_cast<int64_t>(ctx.num_inputs()));
+// Types a body's outputs from its inputs: declared inputs the model left
+// untyped take `declared` (ONNX lets bodies omit them), captured values take
+// the types of the node's appended inputs, then the body's own shape
+// functions run. Bodies are the node's own (one attribute each), so typing
+// them in place is what compiling them would do anyway. Bodies whose outputs
+// are all typed are left alone (so executions never touch a compiled body).
+Status infer_body(ShapeContext& ctx, const char* name, const std::vector<TensorType>& declared) {
+  const Attribute* a = ctx.attrs().find(name);
+  if (!a || a->kind != Attribute::Kind::kGraph || !a->g) return ctx.fail("needs a graph attribute %s", name);
+  Graph& g = *a->g;
+  bool typed = true;
+  for (const Value* v : g.outputs()) typed = typed && v->type.dtype != DType::kUndefined;
+  if (typed) return Status::Ok();  // declared by the model, or typed when it was compiled
+  for (size_t i = 0; i < declared.size() && i < g.inputs().size(); ++i) {
+    TensorType& t = g.inputs()[i]->type;
+    if (t.dtype == DType::kUndefined) t.dtype = declared[i].dtype;
+    if (!t.shape) t.shape = declared[i].shape;
+  }
+  const size_t n_explicit = static_cast<size_t>(explicit_inputs(ctx));
+  for (size_t k = n_explicit; k < ctx.num_inputs(); ++k) {
+    const Value* outer = ctx.node().input(k);
+    Value* inner = outer ? g.find_value(outer->name) : nullptr;
+    if (inner && !inner->producer && !inner->constant && ctx.has_input(k)) inner->type = ctx.input(k);
+  }
+  Status st = infer_shapes(g);
+  if (!st.ok()) return ctx.fail("body '%s': %s", name, st.message().c_str());
+  return Status::Ok();
 }
 
 // Dims equal in both stay; others become unknown; rank kept when equal.
@@ -39,6 +68,8 @@ Status if_shape(ShapeContext& ctx) {
   const Graph* then_g = body(ctx, "then_branch");
   const Graph* else_g = body(ctx, "else_branch");
   if (!then_g || !else_g) return ctx.fail("needs graph attributes then_branch and else_branch");
+  OPENACL_RETURN_IF_ERROR(infer_body(ctx, "then_branch", {}));
+  OPENACL_RETURN_IF_ERROR(infer_body(ctx, "else_branch", {}));
   const TensorType& cond = ctx.input(0);
   if (cond.dtype != DType::kBool) return ctx.fail("cond must be bool, not %s", dtype_name(cond.dtype));
   if (then_g->outputs().size() != ctx.num_outputs() || else_g->outputs().size() != ctx.num_outputs())
@@ -60,9 +91,17 @@ Status loop_shape(ShapeContext& ctx) {
   const int64_t n_in = explicit_inputs(ctx);
   const int64_t carried = n_in - 2;
   if (carried < 0) return ctx.fail("needs inputs M and cond (either may be empty)");
-  if (static_cast<int64_t>(g->inputs().size()) != carried + 2)
+  if (static_cast<int64_t>(g->inputs().size()) < carried + 2)  // compiled bodies also take their captures
     return ctx.fail("body takes %zu inputs; the loop passes %lld (iteration, condition, %lld carried)",
                     g->inputs().size(), ll(carried + 2), ll(carried));
+  {
+    std::vector<TensorType> declared = {TensorType{DType::kInt64, Shape{}}, TensorType{DType::kBool, Shape{}}};
+    for (int64_t i = 0; i < carried; ++i) {  // a carried shape may change per iteration: rank only
+      const TensorType& init = ctx.input(static_cast<size_t>(i + 2));
+      declared.push_back(TensorType{init.dtype, init.shape ? std::optional<Shape>(unknown_dims(init.rank())) : std::nullopt});
+    }
+    OPENACL_RETURN_IF_ERROR(infer_body(ctx, "body", declared));
+  }
   const int64_t scans = static_cast<int64_t>(g->outputs().size()) - 1 - carried;
   if (scans < 0 || static_cast<int64_t>(ctx.num_outputs()) > carried + scans)
     return ctx.fail("body gives %zu outputs; the loop needs condition + %lld carried (+ scan outputs)",
@@ -101,6 +140,20 @@ Status scan_shape(ShapeContext& ctx) {
       ctx.attrs().get_ints("scan_output_axes").value_or(std::vector<int64_t>(static_cast<size_t>(scans), 0));
   if (static_cast<int64_t>(in_axes.size()) != m || static_cast<int64_t>(out_axes.size()) != scans)
     return ctx.fail("scan_input_axes/scan_output_axes have the wrong length");
+  {
+    std::vector<TensorType> declared;
+    for (int64_t i = 0; i < states; ++i) declared.push_back(ctx.input(static_cast<size_t>(i)));
+    for (int64_t j = 0; j < m; ++j) {  // one step's slice: the scan input without its scan axis
+      TensorType t = ctx.input(static_cast<size_t>(states + j));
+      if (t.shape) {
+        int64_t ax = 0;
+        if (!normalize_axis(in_axes[j], t.rank(), &ax)) return ctx.fail("scan_input_axes[%lld] out of range", ll(j));
+        t.shape->erase(t.shape->begin() + ax);
+      }
+      declared.push_back(t);
+    }
+    OPENACL_RETURN_IF_ERROR(infer_body(ctx, "body", declared));
+  }
   Dim seq;
   const TensorType& first = ctx.input(static_cast<size_t>(states));
   if (first.has_rank()) {

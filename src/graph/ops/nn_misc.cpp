@@ -59,7 +59,7 @@ Status range_shape(ShapeContext& ctx) {
   const DType dt = ctx.input(0).dtype;
   for (size_t i = 0; i < 3; ++i) {
     const TensorType& t = ctx.input(i);
-    if (t.has_rank() && !(t.rank() == 0 || (t.rank() == 1 && (*t.shape)[0].value == 1)))
+    if (t.has_rank() && !(t.rank() == 0 || (t.rank() == 1 && ((*t.shape)[0].value == 1 || !(*t.shape)[0].known()))))
       return ctx.fail("input %zu %s must be a scalar", i, t.str().c_str());
   }
   auto start = const_ints(ctx, 0), limit = const_ints(ctx, 1), delta = const_ints(ctx, 2);
