@@ -1,6 +1,7 @@
 #include "graph/passes.h"
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 namespace openacl::graph {
@@ -66,6 +67,82 @@ Status fold_batchnorm_into_conv(Graph& g, size_t* rewrites) {
     for (Value* v : ins) v->consumers.push_back(fused);
     fused->outputs = {y};
     y->producer = fused;
+    ++*rewrites;
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+Attribute float_attr(float v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kFloat;
+  a.f = v;
+  return a;
+}
+
+// The activation's parameters, or false when it cannot be fused.
+bool activation_params(const Node& act, float* alpha, float* beta) {
+  const std::string& op = act.op_type;
+  *alpha = 0;
+  *beta = 0;
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish") return act.inputs.size() == 1;
+  if (op == "LeakyRelu") {
+    *alpha = act.attrs.get_float("alpha", 0.01f);
+    return true;
+  }
+  if (op == "HardSigmoid") {
+    *alpha = act.attrs.get_float("alpha", 0.2f);
+    *beta = act.attrs.get_float("beta", 0.5f);
+    return true;
+  }
+  if (op == "Clip") {
+    *alpha = -INFINITY;
+    *beta = INFINITY;
+    if (act.opset < 11) {
+      *alpha = act.attrs.get_float("min", -INFINITY);
+      *beta = act.attrs.get_float("max", INFINITY);
+      return true;
+    }
+    for (size_t i = 1; i < act.inputs.size() && i < 3; ++i) {
+      const Value* b = act.inputs[i];
+      if (!b) continue;
+      if (!b->constant || b->constant->dtype != DType::kFloat32 || b->constant->elements() != 1) return false;
+      (i == 1 ? *alpha : *beta) = b->constant->as<float>()[0];
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status fuse_conv_activation(Graph& g, size_t* rewrites) {
+  *rewrites = 0;
+  std::vector<Node*> convs;
+  for (const auto& n : g.nodes())
+    if (n->op_type == "Conv" && n->domain.empty() && !n->attrs.has(kFusedActivationAttr)) convs.push_back(n.get());
+  for (Node* conv : convs) {
+    Value* y = conv->output(0);
+    if (!y || y->is_graph_output || y->consumers.size() != 1) continue;
+    const DType t = y->type.dtype;  // the kernel applies fused activations in float
+    if (t != DType::kFloat32 && t != DType::kFloat16 && t != DType::kBFloat16) continue;
+    Node* act = y->consumers[0];
+    if (!act->domain.empty() || act->input(0) != y || act->outputs.size() != 1 || !act->output(0)) continue;
+    float alpha = 0, beta = 0;
+    if (!activation_params(*act, &alpha, &beta)) continue;
+    Value* out = act->output(0);
+    Attribute kind;
+    kind.kind = Attribute::Kind::kString;
+    kind.s = act->op_type;
+    conv->attrs.set(kFusedActivationAttr, kind);
+    conv->attrs.set(kFusedAlphaAttr, float_attr(alpha));
+    conv->attrs.set(kFusedBetaAttr, float_attr(beta));
+    g.remove_node(act);
+    // The Conv now writes the activation's output; its old output is unused.
+    y->producer = nullptr;
+    conv->outputs[0] = out;
+    out->producer = conv;
     ++*rewrites;
   }
   return Status::Ok();

@@ -15,4 +15,14 @@ namespace openacl::graph {
 // s = scale / sqrt(var + epsilon) per output channel. float32 only.
 Status fold_batchnorm_into_conv(Graph& g, size_t* rewrites);
 
+// A Conv whose output is read only by an activation (Relu, LeakyRelu, Clip
+// with constant bounds, Sigmoid, Tanh, HardSwish, HardSigmoid) absorbs it:
+// the activation node goes, the Conv writes the activation's output and
+// carries the activation in the attributes below (the Conv kernel applies it
+// as a oneDNN post-op, or after its own loops).
+inline constexpr const char* kFusedActivationAttr = "__openacl_activation";        // string: op type
+inline constexpr const char* kFusedAlphaAttr = "__openacl_activation_alpha";      // float
+inline constexpr const char* kFusedBetaAttr = "__openacl_activation_beta";        // float
+Status fuse_conv_activation(Graph& g, size_t* rewrites);
+
 }  // namespace openacl::graph

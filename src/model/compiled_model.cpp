@@ -223,6 +223,9 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
     size_t bn = 0;
     OPENACL_RETURN_IF_ERROR(graph::fold_batchnorm_into_conv(g, &bn));
     m->folded_ += bn;
+    size_t fused = 0;
+    OPENACL_RETURN_IF_ERROR(graph::fuse_conv_activation(g, &fused));
+    m->fused_ += fused;
   }
 
   // Dead nodes.

@@ -10,7 +10,8 @@
 //     whose inputs are all constants (or a Shape/Size of a fully known value)
 //     is run once by its kernel and replaced by its outputs' constants, so
 //     Shape -> Gather -> Concat -> Reshape chains resolve to constants;
-//     then BatchNormalization folded into a preceding Conv (graph/passes.h);
+//     then BatchNormalization folded into a preceding Conv and activations
+//     fused into the Conv before them (graph/passes.h);
 //  3. dead nodes (no output read, none a graph output) removed;
 //  4. a kernel chosen for every node (KernelRegistry, backend "cpu") and
 //     created (weights prepacked there);
@@ -77,6 +78,8 @@ class CompiledModel {
   // Nodes removed by constant folding / dead-node removal.
   size_t folded_nodes() const { return folded_; }
   size_t removed_nodes() const { return removed_; }
+  // Activations fused into the node before them (graph::fuse_conv_activation).
+  size_t fused_nodes() const { return fused_; }
 
  private:
   std::shared_ptr<graph::Graph> graph_;
@@ -86,7 +89,7 @@ class CompiledModel {
   std::vector<int> input_ids_, output_ids_, use_counts_;
   bool static_ = false;
   planner::MemoryPlan plan_;
-  size_t folded_ = 0, removed_ = 0;
+  size_t folded_ = 0, removed_ = 0, fused_ = 0;
 };
 
 // Runs one node's kernel on constant inputs outside any model (used by

@@ -320,8 +320,9 @@ int run(const Args& a) {
   const double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::shared_ptr<const model::CompiledModel> m(std::move(compiled));
   if (!a.quiet)
-    std::printf("compiled in %.1f ms: %zu nodes (%zu folded, %zu dead removed), %s, work %zu bytes, weights %zu bytes\n",
-                compile_ms, m->nodes().size(), m->folded_nodes(), m->removed_nodes(),
+    std::printf("compiled in %.1f ms: %zu nodes (%zu folded, %zu fused, %zu dead removed), %s, work %zu bytes, "
+                "weights %zu bytes\n",
+                compile_ms, m->nodes().size(), m->folded_nodes(), m->fused_nodes(), m->removed_nodes(),
                 m->is_static() ? "static shapes" : "dynamic shapes", m->is_static() ? m->plan().work_size : 0,
                 m->is_static() ? m->plan().weight_size : 0);
   if (a.plan) {

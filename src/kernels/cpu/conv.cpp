@@ -4,10 +4,13 @@
 // otherwise), the reference loops for float64 and for cases oneDNN declines.
 // float16/bfloat16 are widened to float and take the float32 path.
 // Layouts: see conv_dnnl.h.
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <unordered_map>
 
+#include "graph/passes.h"
 #include "kernels/cpu/conv_dnnl.h"
 #include "kernels/cpu/conv_ref.h"
 #include "kernels/cpu/cpu_common.h"
@@ -16,9 +19,64 @@
 namespace openacl::kernels::cpu {
 namespace {
 
+// An activation fused into the Conv by graph::fuse_conv_activation.
+struct Activation {
+  std::string op;  // "" = none
+  float alpha = 0, beta = 0;
+
+  static Activation of(const graph::AttributeMap& a) {
+    return Activation{a.get_string(graph::kFusedActivationAttr, ""), a.get_float(graph::kFusedAlphaAttr, 0.f),
+                      a.get_float(graph::kFusedBetaAttr, 0.f)};
+  }
+  // Applied after the convolution (reference path, or oneDNN without the post-op).
+  void apply(float* y, int64_t n) const {
+    if (op.empty()) return;
+    const float a = alpha, b = beta;
+    parallel_for(n, 1 << 14, [&](int64_t lo, int64_t hi) {
+      if (op == "Relu") {
+#pragma omp simd
+        for (int64_t i = lo; i < hi; ++i) y[i] = y[i] > 0 ? y[i] : 0;
+      } else if (op == "LeakyRelu") {
+        for (int64_t i = lo; i < hi; ++i) y[i] = y[i] >= 0 ? y[i] : a * y[i];
+      } else if (op == "Clip") {
+        for (int64_t i = lo; i < hi; ++i) y[i] = std::isnan(y[i]) ? y[i] : std::min(std::max(y[i], a), b);
+      } else if (op == "Sigmoid") {
+        for (int64_t i = lo; i < hi; ++i) y[i] = 1.f / (1.f + std::exp(-y[i]));
+      } else if (op == "Tanh") {
+        for (int64_t i = lo; i < hi; ++i) y[i] = std::tanh(y[i]);
+      } else if (op == "HardSigmoid") {
+        for (int64_t i = lo; i < hi; ++i) y[i] = std::max(0.f, std::min(1.f, a * y[i] + b));
+      } else if (op == "HardSwish") {
+        for (int64_t i = lo; i < hi; ++i) y[i] = y[i] * std::max(0.f, std::min(1.f, y[i] / 6.f + 0.5f));
+      }
+    });
+  }
 #if OPENACL_HAVE_DNNL
+  // Adds the oneDNN eltwise post-op; false when there is no equivalent.
+  bool add_post_op(dnnl::primitive_attr* attr) const {
+    dnnl::algorithm alg;
+    float a = 0, b = 0;
+    if (op == "Relu") alg = dnnl::algorithm::eltwise_relu;
+    else if (op == "LeakyRelu") { alg = dnnl::algorithm::eltwise_relu; a = alpha; }
+    else if (op == "Clip") { alg = dnnl::algorithm::eltwise_clip_v2; a = alpha; b = beta; }
+    else if (op == "Sigmoid") alg = dnnl::algorithm::eltwise_logistic;
+    else if (op == "Tanh") alg = dnnl::algorithm::eltwise_tanh;
+    else if (op == "HardSwish") alg = dnnl::algorithm::eltwise_hardswish;
+    else return false;
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.f, alg, a, b);
+    attr->set_post_ops(ops);
+    return true;
+  }
+#endif
+};
+
+#if OPENACL_HAVE_DNNL
+// With act.op set, the entry tries the activation as a post-op first
+// (e->fused says whether it got it).
 std::shared_ptr<const ConvEntry> build_conv(const WindowGeom& g, const std::vector<int64_t>& xd,
-                                            const std::vector<int64_t>& wd, bool has_bias, const float* const_w) {
+                                            const std::vector<int64_t>& wd, bool has_bias, const float* const_w,
+                                            const Activation& act, bool with_post_op = true) {
   auto e = std::make_shared<ConvEntry>();
   if (g.N == 0 || g.C == 0 || g.M == 0 || g.out_size() == 0) return e;
   try {
@@ -49,11 +107,14 @@ std::shared_ptr<const ConvEntry> build_conv(const WindowGeom& g, const std::vect
                                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
                                                                    dnnl::algorithm::convolution_direct, src, wei_any,
                                                                    dst, strides, dil, pl, pr);
-      return dnnl::convolution_forward::primitive_desc(desc, dnnl_util::base_attr(), dnnl_util::engine());
+      dnnl::primitive_attr attr = dnnl_util::base_attr();
+      e->fused = with_post_op && !act.op.empty() && act.add_post_op(&attr);
+      return dnnl::convolution_forward::primitive_desc(desc, attr, dnnl_util::engine());
     });
   } catch (const dnnl::error&) {
     e->ok = false;
   }
+  if (!e->ok && with_post_op && !act.op.empty()) return build_conv(g, xd, wd, has_bias, const_w, act, false);
   return e;
 }
 
@@ -61,7 +122,7 @@ std::shared_ptr<const ConvEntry> build_conv(const WindowGeom& g, const std::vect
 
 class ConvKernel final : public Kernel {
  public:
-  explicit ConvKernel(const KernelInit& init) : attrs_(init.attrs()) {
+  explicit ConvKernel(const KernelInit& init) : attrs_(init.attrs()), act_(Activation::of(init.attrs())) {
     w_const_ = init.constant(1) != nullptr;
 #if OPENACL_HAVE_DNNL
     // Shapes known at compile time: build now, so run() only binds memory.
@@ -73,7 +134,7 @@ class ConvKernel final : public Kernel {
       WindowGeom g;
       if (conv_geom(attrs_, xd, wc->dims, &g).empty()) {
         cache_.put_static(xd, wc->dims, init.has_input(2),
-                          build_conv(g, xd, wc->dims, init.has_input(2), dnnl_util::const_f32(wc)));
+                          build_conv(g, xd, wc->dims, init.has_input(2), dnnl_util::const_f32(wc), act_));
       }
     }
 #endif
@@ -100,6 +161,7 @@ class ConvKernel final : public Kernel {
         run_f32(g, x, w, x.as<float>(), w.as<float>(), bf, y->as<float>());
         return Status::Ok();
       case DType::kFloat64:
+        if (!act_.op.empty()) return ctx.fail("fused activations are float32/float16 only (internal error)");
         conv_ref<double>(g, x.as<double>(), w.as<double>(), has_b ? ctx.input(2).as<double>() : nullptr,
                          y->as<double>());
         return Status::Ok();
@@ -124,17 +186,21 @@ class ConvKernel final : public Kernel {
     // Constant weights may be prepacked from any run's copy (a float16
     // model's widened copy holds the same values every run).
     const std::shared_ptr<const ConvEntry> e = cache_.get(
-        x.dims, w.dims, bp != nullptr, [&] { return build_conv(g, x.dims, w.dims, bp != nullptr, w_const_ ? wp : nullptr); });
+        x.dims, w.dims, bp != nullptr,
+        [&] { return build_conv(g, x.dims, w.dims, bp != nullptr, w_const_ ? wp : nullptr, act_); });
     if (e && e->ok) {
       run_conv_entry(*e, xp, wp, bp, yp);
+      if (!e->fused) act_.apply(yp, g.N * g.M * g.out_size());
       return;
     }
 #endif
     (void)x, (void)w;
     conv_ref<float>(g, xp, wp, bp, yp);
+    act_.apply(yp, g.N * g.M * g.out_size());
   }
 
   graph::AttributeMap attrs_;
+  Activation act_;
   bool w_const_ = false;
 #if OPENACL_HAVE_DNNL
   dnnl_util::ShapeCache<ConvEntry> cache_;

@@ -22,6 +22,7 @@ namespace openacl::kernels::cpu {
 
 struct ConvEntry {
   bool ok = false;  // false: oneDNN declined; use the reference
+  bool fused = false;  // the primitive applies the fused activation as a post-op
   dnnl::primitive prim;
   dnnl::memory::desc src, wei_user, wei, bias, dst;  // src/dst: plain (the tensors we get)
   bool reorder_w = false;  // the primitive wants another weight layout
