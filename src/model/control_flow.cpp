@@ -395,6 +395,7 @@ void register_control_flow_kernels() {
     kernels::KernelRegistration("If", "cpu").create(make_if);
     kernels::KernelRegistration("Loop", "cpu").create(make_loop);
     kernels::KernelRegistration("Scan", "cpu").since(9).create(make_scan);
+    register_flex_attention_kernel();
   });
 }
 

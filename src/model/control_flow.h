@@ -11,8 +11,10 @@
 
 namespace openacl::model {
 
-// Registers the If/Loop/Scan kernels for the "cpu" backend (idempotent).
+// Registers the If/Loop/Scan kernels, and FlexAttention (its modifiers are
+// subgraphs too), for the "cpu" backend (idempotent).
 void register_control_flow_kernels();
+void register_flex_attention_kernel();
 
 // The values a subgraph reads from its enclosing graph, in the subgraph's
 // value order: no producer, not a graph input, no constant data.

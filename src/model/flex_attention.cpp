@@ -20,8 +20,11 @@
 #include "model/control_flow.h"
 #include "model/executor.h"
 
-namespace openacl::kernels::cpu {
+namespace openacl::model {
 namespace {
+
+using namespace openacl::kernels;
+using namespace openacl::kernels::cpu;
 
 using model::CompiledModel;
 using model::Executor;
@@ -162,7 +165,12 @@ Status make_flex_attention(const KernelInit& init, std::unique_ptr<Kernel>* out)
   return Status::Ok();
 }
 
-OPENACL_REGISTER_KERNEL_IN(FlexAttention, "ai.onnx.preview", "cpu").types(float_types()).create(make_flex_attention);
-
 }  // namespace
-}  // namespace openacl::kernels::cpu
+
+// In the model layer, beside If/Loop/Scan: it runs its modifier subgraphs
+// with compiled models. Registered by register_control_flow_kernels().
+void register_flex_attention_kernel() {
+  KernelRegistration("FlexAttention", "cpu", "ai.onnx.preview").types(float_types()).create(make_flex_attention);
+}
+
+}  // namespace openacl::model
