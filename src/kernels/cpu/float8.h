@@ -10,6 +10,8 @@
 // Decoding is exact in float (every value is a float); encode() takes a float
 // and rounds to nearest even. Values in double or 64-bit integers go through
 // narrow_to_float() first (round-to-odd), which keeps that single rounding.
+// (The onnx reference, through ml_dtypes, rounds double -> float -> float8;
+// the two differ only for doubles within 2^-24 relative of a float8 tie.)
 //
 // Out of range (ONNX Cast/QuantizeLinear `saturate`): saturate=1 clamps
 // finite values and infinities to +-max finite; saturate=0 turns overflow
