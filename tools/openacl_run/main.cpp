@@ -21,6 +21,7 @@
 #include "base/fp16.h"
 #include "base/status.h"
 #include "graph/onnx/onnx_import.h"
+#include "kernels/cpu/float8.h"
 #include "model/compiled_model.h"
 #include "model/executor.h"
 
@@ -174,11 +175,16 @@ double element(const kernels::Tensor& t, int64_t i) {
     case DType::kUInt32: return reinterpret_cast<const uint32_t*>(p)[i];
     case DType::kInt64: return static_cast<double>(reinterpret_cast<const int64_t*>(p)[i]);
     case DType::kUInt64: return static_cast<double>(reinterpret_cast<const uint64_t*>(p)[i]);
+    case DType::kFloat8E4M3FN: case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2: case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat8E8M0:
+      return kernels::cpu::f8::to_float(t.dtype, reinterpret_cast<const uint8_t*>(p)[i]);
     default: return std::nan("");
   }
 }
 
-bool exact_type(DType t) { return !graph::dtype_is_float(t); }
+// float8 compares through the float path so NaN equals NaN (its steps are far
+// wider than any tolerance, so that is still an exact comparison).
+bool exact_type(DType t) { return !graph::dtype_is_float(t) && !kernels::cpu::f8::is_float8(t); }
 
 // Compares like numpy.testing.assert_allclose (NaN equals NaN); integers,
 // bools and 64-bit values of integer type compare exactly (bitwise for int64).

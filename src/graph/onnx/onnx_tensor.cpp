@@ -149,7 +149,7 @@ Field field_for(DType t, int* per_element) {
     case DType::kComplex64: *per_element = 2; return Field::kFloat;
     case DType::kInt32: case DType::kInt16: case DType::kInt8: case DType::kUInt16: case DType::kUInt8:
     case DType::kBool: case DType::kFloat16: case DType::kBFloat16: case DType::kFloat8E4M3FN:
-    case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2: case DType::kFloat8E5M2FNUZ:
+    case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2: case DType::kFloat8E5M2FNUZ: case DType::kFloat8E8M0:
       return Field::kInt32;
     case DType::kInt64: return Field::kInt64;
     case DType::kFloat64: return Field::kDouble;
@@ -218,7 +218,7 @@ Status convert_tensor(TensorProto& t, const std::string& what, const std::string
     if (__builtin_mul_overflow(count, static_cast<uint64_t>(dims[i]), &count) || count > static_cast<uint64_t>(INT64_MAX))
       return Errorf(code::kParseModel, "%s: dims %s overflow the element count", what.c_str(), dims_str(dims).c_str());
   }
-  const size_t elem = dt > static_cast<int32_t>(DType::kInt4) ? 0 : dtype_bytes(dtype);
+  const size_t elem = dt > static_cast<int32_t>(DType::kInt4) && dtype != DType::kFloat8E8M0 ? 0 : dtype_bytes(dtype);
   if (dtype == DType::kString || elem == 0) {
     *unsupported = strformat("%s: %s tensors are not supported yet", what.c_str(), dtype_name(dtype));
     return Status::Ok();

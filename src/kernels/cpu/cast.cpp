@@ -1,18 +1,25 @@
-// Cast and CastLike between the numeric types, bool, float16 and bfloat16.
+// Cast and CastLike between the numeric types, bool, float16, bfloat16 and
+// the float8 types.
 //
 // Rounding (ONNX semantics): float -> integer truncates toward zero; values
 // outside the target's range saturate to its limits and NaN becomes 0 (ONNX
 // leaves these undefined; saturating keeps them defined in C++). Any type ->
 // float16/bfloat16 rounds to nearest even, from double in one rounding (not
-// double -> float -> half). x -> bool is x != 0. The `saturate` attribute only
-// concerns float8 targets, which (like int4/uint4, float4, float8e8m0, int2
-// and string) are refused at compile time with a reason.
+// double -> float -> half). x -> bool is x != 0.
+//
+// float8 (float8.h): a source is decoded to float (exact) and converted on
+// from there; a target is encoded from float, with double and integer sources
+// narrowed to float by round-to-odd so the result is one rounding of the
+// source value. `saturate` (default 1) and, for float8e8m0, `round_mode`
+// (default "up") only concern float8 targets. int4/uint4, float4, int2 and
+// string are refused at compile time with a reason.
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
 
+#include "kernels/cpu/float8.h"
 #include "kernels/cpu/unary_common.h"
 
 namespace openacl::kernels::cpu {
@@ -26,26 +33,8 @@ bool castable(DType t) {
     case DType::kBool:
       return true;
     default:
-      return false;
+      return f8::is_float8(t);
   }
-}
-
-// `d` rounded to float with round-to-odd: a later round-to-nearest-even to a
-// narrower type (half: 11 bits, bfloat16: 8 bits, both far below float's 24)
-// then gives the same result as rounding `d` directly.
-inline float to_float_round_odd(double d) {
-  float f = static_cast<float>(d);
-  if (static_cast<double>(f) != d && std::isfinite(f)) {
-    uint32_t bits;
-    std::memcpy(&bits, &f, sizeof bits);
-    if ((bits & 1u) == 0) {
-      // f was rounded onto an even neighbour: step to the odd neighbour on
-      // d's side of f (sign-magnitude bits: +1 moves away from zero).
-      bits = std::fabs(static_cast<double>(f)) > std::fabs(d) ? bits - 1 : bits + 1;
-      std::memcpy(&f, &bits, sizeof f);
-    }
-  }
-  return f;
 }
 
 // One element: C is the source's compute type, Out the target storage type;
@@ -55,7 +44,7 @@ inline auto convert(C v) {
   if constexpr (std::is_same_v<Out, bool>) {
     return static_cast<bool>(v != C(0));
   } else if constexpr (std::is_same_v<Out, Half> || std::is_same_v<Out, BFloat16>) {
-    if constexpr (std::is_same_v<C, double>) return to_float_round_odd(v);
+    if constexpr (std::is_same_v<C, double>) return f8::narrow_to_float(v);
     else return static_cast<float>(v);
   } else if constexpr (std::is_integral_v<Out> && std::is_floating_point_v<C>) {
     // Compare in C: the limits of 64-bit types round up to 2^63 / 2^64 in
@@ -71,6 +60,56 @@ inline auto convert(C v) {
   }
 }
 
+// A non-float8 source value as the float a float8 encoder takes: exact for
+// float/half/bfloat16/bool and integers up to 2^24, otherwise round-to-odd
+// (integers go through double, exact up to 2^53).
+template <class C>
+inline float float8_source(C v) {
+  if constexpr (std::is_same_v<C, float>) return v;
+  else if constexpr (std::is_same_v<C, bool>) return v ? 1.0f : 0.0f;
+  else return f8::narrow_to_float(static_cast<double>(v));
+}
+
+Status cast_float8(KernelContext& ctx, const Tensor& x, Tensor& y) {
+  const int64_t n = x.elements();
+  const bool saturate = ctx.attrs().get_int("saturate", 1) != 0;
+  const std::string mode_name = ctx.attrs().get_string("round_mode", "up");
+  f8::RoundMode mode = f8::RoundMode::kUp;
+  if (mode_name == "nearest") mode = f8::RoundMode::kNearest;
+  else if (mode_name == "down") mode = f8::RoundMode::kDown;
+  else if (mode_name != "up") return ctx.fail("round_mode must be \"up\", \"down\" or \"nearest\", got \"%s\"", mode_name.c_str());
+  const uint8_t* xb = x.as<const uint8_t>();
+  bool ok = false;
+  if (f8::is_float8(x.dtype)) {
+    f8::dispatch_format(x.dtype, [&](auto in_fmt) {
+      constexpr f8::Format In = decltype(in_fmt)::value;
+      ok = f8::dispatch_format(y.dtype, [&](auto out_fmt) {
+        constexpr f8::Format Out = decltype(out_fmt)::value;
+        unary::map(xb, y.as<uint8_t>(), n,
+                   [=](uint8_t c) { return f8::encode<Out>(f8::decode<In>(c), saturate, mode); });
+      });
+      if (!ok) {
+        ok = dispatch<kAll>(y.dtype, [&](auto out_tag) {
+          using Out = typename decltype(out_tag)::type;
+          unary::map(xb, y.as<Out>(), n, [](uint8_t c) { return convert<Out>(f8::decode<In>(c)); });
+        });
+      }
+    });
+  } else {
+    dispatch<kAll>(x.dtype, [&](auto in_tag) {
+      using In = typename decltype(in_tag)::type;
+      ok = f8::dispatch_format(y.dtype, [&](auto out_fmt) {
+        constexpr f8::Format Out = decltype(out_fmt)::value;
+        unary::map(x.as<const In>(), y.as<uint8_t>(), n,
+                   [=](auto v) { return f8::encode<Out>(float8_source(v), saturate, mode); });
+      });
+    });
+  }
+  if (!ok)
+    return ctx.fail("cast from %s to %s is not implemented", graph::dtype_name(x.dtype), graph::dtype_name(y.dtype));
+  return Status::Ok();
+}
+
 // Both Cast and CastLike: the target type is output 0's (the shape function
 // resolved 'to' or input 1's type).
 Status cast(KernelContext& ctx) {
@@ -81,6 +120,7 @@ Status cast(KernelContext& ctx) {
     if (y.data != x.data && n) std::memcpy(y.data, x.data, x.bytes());
     return Status::Ok();
   }
+  if (f8::is_float8(x.dtype) || f8::is_float8(y.dtype)) return cast_float8(ctx, x, y);
   bool out_ok = false;
   const bool in_ok = dispatch<kAll>(x.dtype, [&](auto in_tag) {
     using In = typename decltype(in_tag)::type;
@@ -99,7 +139,7 @@ std::string cast_supports(const KernelInit& init) {
   const DType to = init.output(0).dtype;
   if (!castable(from) || !castable(to))
     return std::string("cast from ") + graph::dtype_name(from) + " to " + graph::dtype_name(to) +
-           " is not implemented (numeric types, bool, float16 and bfloat16 only)";
+           " is not implemented (numeric types, bool, float16, bfloat16 and float8 only)";
   return "";
 }
 

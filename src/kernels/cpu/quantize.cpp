@@ -19,13 +19,19 @@
 // and rounds once to the output type (equal to the float32 product the spec
 // describes for 8/16-bit inputs; int32 inputs keep more precision).
 //
-// float8, float4 and the 4/2-bit integer types are not implemented: the
-// kernels decline them at compile time (supports()) with the reason.
+// float8 (e4m3fn, e4m3fnuz, e5m2, e5m2fnuz; float8.h): the same formulas with
+// the integer rounding replaced by rounding to the float8 type, saturating to
+// its largest finite value unless `saturate` = 0. The zero point, usually 0
+// for float8, is added (quantize) or subtracted (dequantize) as a float.
+//
+// float4 and the 4/2-bit integer types are not implemented: the kernels
+// decline them at compile time (supports()) with the reason.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "kernels/cpu/cpu_common.h"
+#include "kernels/cpu/float8.h"
 
 namespace openacl::kernels::cpu {
 namespace {
@@ -33,6 +39,8 @@ namespace {
 bool is_int_quant_type(DType t) {
   return t == DType::kUInt8 || t == DType::kInt8 || t == DType::kUInt16 || t == DType::kInt16 || t == DType::kInt32;
 }
+
+bool is_f8_quant_type(DType t) { return f8::is_float8(t) && t != DType::kFloat8E8M0; }
 
 // The scale/zero-point layout of one node, checked against X.
 struct QuantLayout {
@@ -138,6 +146,17 @@ Status zero_points_of(const KernelContext& ctx, const Tensor* z, DType want, int
   return Status::Ok();
 }
 
+// float8 zero points as doubles (all zero when absent).
+Status f8_zero_points_of(const KernelContext& ctx, const Tensor* z, DType want, int64_t count, std::vector<double>* out) {
+  out->assign(static_cast<size_t>(count), 0.0);
+  if (!z) return Status::Ok();
+  if (z->dtype != want)
+    return ctx.fail("zero point is %s, expected %s", graph::dtype_name(z->dtype), graph::dtype_name(want));
+  const uint8_t* p = z->as<const uint8_t>();
+  for (size_t i = 0; i < out->size(); ++i) (*out)[i] = f8::to_float(want, p[i]);
+  return Status::Ok();
+}
+
 // ---- QuantizeLinear ----
 
 enum class Precision { kFloat64, kFloat32, kFloat16, kBFloat16 };
@@ -197,18 +216,48 @@ void quantize_typed(const QuantLayout& l, const Tensor& x, const std::vector<dou
   });
 }
 
+// float8 output: the quotient is rounded to the division precision as for
+// integers, the (float) zero point added, and the sum rounded once to float8
+// (through round-to-odd float when the precision is double).
+template <Precision P, f8::Format F, class X>
+void quantize_f8_run(const X* x, const double* s, int64_t ss, const double* z, uint8_t* y, int64_t n, bool saturate) {
+  for (int64_t i = 0; i < n; ++i) {
+    const double q = round_to<P>(static_cast<double>(load(x[i])) / s[i * ss]) + z[i * ss];
+    y[i] = f8::encode<F>(f8::narrow_to_float(q), saturate);
+  }
+}
+
+template <Precision P, class X>
+bool quantize_f8_typed(const QuantLayout& l, const Tensor& x, const std::vector<double>& s,
+                       const std::vector<double>& z, bool saturate, Tensor& y) {
+  return f8::dispatch_format(y.dtype, [&](auto fmt) {
+    constexpr f8::Format F = decltype(fmt)::value;
+    if constexpr (F != f8::Format::kE8M0) {
+      const X* xp = x.as<X>();
+      uint8_t* yp = y.as<uint8_t>();
+      for_each_quant_run(l, x.elements(), [&](int64_t pos, int64_t si, int64_t ss, int64_t n) {
+        quantize_f8_run<P, F>(xp + pos, s.data() + si, ss, z.data() + si, yp + pos, n, saturate);
+      });
+    }
+  });
+}
+
 Status quantize(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& scale = ctx.input(1);
   const Tensor* zp = ctx.has_input(2) && ctx.input(2).data ? &ctx.input(2) : nullptr;
   Tensor& y = ctx.output(0);
-  if (!is_int_quant_type(y.dtype)) return ctx.fail("quantising to %s is not implemented", graph::dtype_name(y.dtype));
+  const bool to_f8 = is_f8_quant_type(y.dtype);
+  if (!is_int_quant_type(y.dtype) && !to_f8)
+    return ctx.fail("quantising to %s is not implemented", graph::dtype_name(y.dtype));
   QuantLayout l;
   OPENACL_RETURN_IF_ERROR(make_layout(ctx, x, scale, zp, &l));
   std::vector<double> s;
   std::vector<int64_t> z;
+  std::vector<double> zf;
   OPENACL_RETURN_IF_ERROR(scales_of(ctx, scale, &s));
-  OPENACL_RETURN_IF_ERROR(zero_points_of(ctx, zp, y.dtype, l.scale_count, &z));
+  if (to_f8) OPENACL_RETURN_IF_ERROR(f8_zero_points_of(ctx, zp, y.dtype, l.scale_count, &zf));
+  else OPENACL_RETURN_IF_ERROR(zero_points_of(ctx, zp, y.dtype, l.scale_count, &z));
   DType p = float_rank(x.dtype) >= float_rank(scale.dtype) ? x.dtype : scale.dtype;
   if (x.dtype != scale.dtype && float_rank(x.dtype) == float_rank(scale.dtype)) p = DType::kFloat32;  // f16 vs bf16
   if (ctx.opset() >= 23) {
@@ -219,6 +268,23 @@ Status quantize(KernelContext& ctx) {
     }
   }
   bool typed_y = false;
+  if (to_f8) {
+    const bool saturate = ctx.attrs().get_int("saturate", 1) != 0;
+    const bool typed_x = dispatch<kFloats | kInts>(x.dtype, [&](auto tx) {
+      using X = typename decltype(tx)::type;
+      if constexpr (is_float_v<X> || std::is_same_v<X, int32_t>) {
+        switch (precision_of(p)) {
+          case Precision::kFloat32: typed_y = quantize_f8_typed<Precision::kFloat32, X>(l, x, s, zf, saturate, y); break;
+          case Precision::kFloat16: typed_y = quantize_f8_typed<Precision::kFloat16, X>(l, x, s, zf, saturate, y); break;
+          case Precision::kBFloat16: typed_y = quantize_f8_typed<Precision::kBFloat16, X>(l, x, s, zf, saturate, y); break;
+          case Precision::kFloat64: typed_y = quantize_f8_typed<Precision::kFloat64, X>(l, x, s, zf, saturate, y); break;
+        }
+      }
+    });
+    if (!typed_x || !typed_y)
+      return ctx.fail("quantising %s to %s is not supported", graph::dtype_name(x.dtype), graph::dtype_name(y.dtype));
+    return Status::Ok();
+  }
   const bool typed_x = dispatch<kFloats | kInts>(x.dtype, [&](auto tx) {
     using X = typename decltype(tx)::type;
     if constexpr (is_float_v<X> || std::is_same_v<X, int32_t>) {
@@ -242,9 +308,9 @@ Status quantize(KernelContext& ctx) {
 
 std::string quantize_supports(const KernelInit& init) {
   const DType t = init.output(0).dtype;
-  if (t == DType::kUndefined || is_int_quant_type(t)) return "";
+  if (t == DType::kUndefined || is_int_quant_type(t) || is_f8_quant_type(t)) return "";
   return std::string("quantising to ") + graph::dtype_name(t) +
-         " is not implemented (integer types uint8/int8/uint16/int16/int32 only)";
+         " is not implemented (uint8/int8/uint16/int16/int32 and the float8 types only)";
 }
 
 // ---- DequantizeLinear ----
@@ -269,17 +335,47 @@ void dequantize_typed(const QuantLayout& l, const Tensor& x, const std::vector<d
   });
 }
 
+// float8 input: decoded exactly, then the same double arithmetic as integers.
+template <f8::Format F, class Y>
+void dequantize_f8_typed(const QuantLayout& l, const Tensor& x, const std::vector<double>& s,
+                         const std::vector<double>& z, Tensor& y) {
+  const uint8_t* xp = x.as<const uint8_t>();
+  Y* yp = y.as<Y>();
+  for_each_quant_run(l, x.elements(), [&](int64_t pos, int64_t si, int64_t ss, int64_t n) {
+    const uint8_t* xr = xp + pos;
+    const double* sr = s.data() + si;
+    const double* zr = z.data() + si;
+    Y* yr = yp + pos;
+    for (int64_t i = 0; i < n; ++i)
+      yr[i] = store<Y>((static_cast<double>(f8::decode<F>(xr[i])) - zr[i * ss]) * sr[i * ss]);
+  });
+}
+
 Status dequantize(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& scale = ctx.input(1);
   const Tensor* zp = ctx.has_input(2) && ctx.input(2).data ? &ctx.input(2) : nullptr;
   Tensor& y = ctx.output(0);
-  if (!is_int_quant_type(x.dtype)) return ctx.fail("dequantising %s is not implemented", graph::dtype_name(x.dtype));
+  const bool from_f8 = is_f8_quant_type(x.dtype);
+  if (!is_int_quant_type(x.dtype) && !from_f8)
+    return ctx.fail("dequantising %s is not implemented", graph::dtype_name(x.dtype));
   QuantLayout l;
   OPENACL_RETURN_IF_ERROR(make_layout(ctx, x, scale, zp, &l));
   std::vector<double> s;
   std::vector<int64_t> z;
   OPENACL_RETURN_IF_ERROR(scales_of(ctx, scale, &s));
+  if (from_f8) {
+    std::vector<double> zf;
+    OPENACL_RETURN_IF_ERROR(f8_zero_points_of(ctx, zp, x.dtype, l.scale_count, &zf));
+    bool typed_y = false;
+    f8::dispatch_format(x.dtype, [&](auto fmt) {
+      constexpr f8::Format F = decltype(fmt)::value;
+      typed_y = dispatch<kFloats>(y.dtype, [&](auto ty) { dequantize_f8_typed<F, typename decltype(ty)::type>(l, x, s, zf, y); });
+    });
+    if (!typed_y)
+      return ctx.fail("dequantising %s to %s is not supported", graph::dtype_name(x.dtype), graph::dtype_name(y.dtype));
+    return Status::Ok();
+  }
   OPENACL_RETURN_IF_ERROR(zero_points_of(ctx, zp, x.dtype, l.scale_count, &z));
   bool typed_y = false;
   dispatch<kInts>(x.dtype, [&](auto tx) {
@@ -295,9 +391,9 @@ Status dequantize(KernelContext& ctx) {
 
 std::string dequantize_supports(const KernelInit& init) {
   const DType t = init.input(0).dtype;
-  if (t == DType::kUndefined || is_int_quant_type(t)) return "";
+  if (t == DType::kUndefined || is_int_quant_type(t) || is_f8_quant_type(t)) return "";
   return std::string("dequantising ") + graph::dtype_name(t) +
-         " is not implemented (integer types uint8/int8/uint16/int16/int32 only)";
+         " is not implemented (uint8/int8/uint16/int16/int32 and the float8 types only)";
 }
 
 OPENACL_REGISTER_KERNEL(QuantizeLinear, "cpu")
