@@ -87,7 +87,7 @@ Status try_fold(Node& n, const CompileOptions& opt, bool* folded) {
     if (v && !v->constant) return Status::Ok();
     inputs.push_back(v ? v->constant : nullptr);
   }
-  if (inputs.empty()) return Status::Ok();  // generators (e.g. EyeLike-free ops) are not folded
+  if (inputs.empty()) return Status::Ok();  // no inputs: a generator (Random*), nothing to fold
   size_t total = 0;
   std::vector<TensorType> out_types;
   for (Value* v : n.outputs) {
