@@ -1,25 +1,9 @@
-// Assorted newer ops: CumProd, LpNormalization, Swish, SwiGLU, BitCast,
+// Assorted newer ops: LpNormalization, Swish, SwiGLU, BitCast,
 // DynamicQuantizeLinear, TensorScatter, Det.
 #include "graph/ops/ew_common.h"
 
 namespace openacl::graph {
 namespace {
-
-// CumProd (opset 26): like CumSum, the axis is a scalar (or 1-element) input.
-Status cumprod_shape(ShapeContext& ctx) {
-  const TensorType& at = ctx.input(1);
-  if (at.dtype != DType::kUndefined && at.dtype != DType::kInt32 && at.dtype != DType::kInt64)
-    return ctx.fail("axis (input 1) must be int32 or int64, got %s", dtype_name(at.dtype));
-  if (at.has_rank() && at.rank() > 1)
-    return ctx.fail("axis (input 1) must be a scalar or 1-element tensor, got shape %s", shape_str(*at.shape).c_str());
-  const TensorType& x = ctx.input(0);
-  if (auto c = ew::const_ints(ctx, 1); c && x.has_rank()) {
-    if (c->size() != 1) return ctx.fail("axis must hold exactly one value, it holds %zu", c->size());
-    int64_t a = 0;
-    OPENACL_RETURN_IF_ERROR(ew::axis_in_range(ctx, "axis", (*c)[0], x.rank(), &a));
-  }
-  return ew::same_as_input0(ctx);
-}
 
 Status lpnorm_shape(ShapeContext& ctx) {
   const int64_t p = ctx.attrs().get_int("p", 2);
@@ -128,7 +112,6 @@ Status det_shape(ShapeContext& ctx) {
   return Status::Ok();
 }
 
-OPENACL_REGISTER_OP(CumProd).inputs(2, 2).outputs(1, 1).since(26).shape(cumprod_shape);
 OPENACL_REGISTER_OP(LpNormalization).inputs(1, 1).outputs(1, 1).shape(lpnorm_shape);
 OPENACL_REGISTER_OP(Swish).inputs(1, 1).outputs(1, 1).since(24).shape(ew::same_as_input0);
 OPENACL_REGISTER_OP(SwiGLU).inputs(2, 2).outputs(1, 1).since(28).shape(swiglu_shape);

@@ -179,6 +179,8 @@ OPENACL_REGISTER_OP(ArgMax).inputs(1, 1).outputs(1, 1).shape(arg_shape);
 OPENACL_REGISTER_OP(ArgMin).inputs(1, 1).outputs(1, 1).shape(arg_shape);
 OPENACL_REGISTER_OP(TopK).inputs(1, 2).outputs(2, 2).shape(topk_shape);
 OPENACL_REGISTER_OP(CumSum).inputs(2, 2).outputs(1, 1).since(11).shape(cumsum_shape);
+// CumProd (opset 26) takes its axis exactly as CumSum does.
+OPENACL_REGISTER_OP(CumProd).inputs(2, 2).outputs(1, 1).since(26).shape(cumsum_shape);
 
 }  // namespace
 }  // namespace openacl::graph
