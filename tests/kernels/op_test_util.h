@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "base/fp16.h"
 #include "graph/graph.h"
 #include "model/compiled_model.h"
 #include "model/executor.h"
@@ -55,6 +56,13 @@ Data raw_tensor(DType dt, std::vector<int64_t> dims, const std::vector<T>& v) {
   return graph::TensorData::copy_of(dt, std::move(dims), v.data(), v.size() * sizeof(T));
 }
 
+// float16 tensors from float values, and back.
+inline Data half(std::vector<int64_t> dims, const std::vector<float>& v) {
+  std::vector<uint16_t> b;
+  for (float f : v) b.push_back(float_to_half(f));
+  return raw_tensor(DType::kFloat16, std::move(dims), b);
+}
+
 template <class T>
 std::vector<T> values(const Data& d) {
   std::vector<T> out(static_cast<size_t>(d->elements()));
@@ -63,6 +71,12 @@ std::vector<T> values(const Data& d) {
   } else {
     std::memcpy(out.data(), d->data, out.size() * sizeof(T));
   }
+  return out;
+}
+
+inline std::vector<float> half_values(const Data& d) {
+  std::vector<float> out;
+  for (uint16_t b : values<uint16_t>(d)) out.push_back(half_to_float(b));
   return out;
 }
 
@@ -87,6 +101,12 @@ inline graph::Attribute attr_float(float v) { graph::Attribute a; a.kind = graph
 inline graph::Attribute attr_ints(std::vector<int64_t> v) { graph::Attribute a; a.kind = graph::Attribute::Kind::kInts; a.ints = std::move(v); return a; }
 inline graph::Attribute attr_floats(std::vector<float> v) { graph::Attribute a; a.kind = graph::Attribute::Kind::kFloats; a.floats = std::move(v); return a; }
 inline graph::Attribute attr_string(std::string v) { graph::Attribute a; a.kind = graph::Attribute::Kind::kString; a.s = std::move(v); return a; }
+
+inline graph::AttributeMap attrs(std::initializer_list<std::pair<const char*, graph::Attribute>> l) {
+  graph::AttributeMap m;
+  for (const auto& [k, v] : l) m.set(k, v);
+  return m;
+}
 
 // Inputs may contain nullptr for omitted optional inputs.
 inline OpRun run_op(const OpSpec& spec, const std::vector<Data>& inputs) {

@@ -11,23 +11,6 @@
 namespace openacl::testing {
 namespace {
 
-graph::AttributeMap attrs(std::initializer_list<std::pair<const char*, graph::Attribute>> l) {
-  graph::AttributeMap m;
-  for (const auto& [k, v] : l) m.set(k, v);
-  return m;
-}
-
-Data half(std::vector<int64_t> dims, const std::vector<float>& v) {
-  std::vector<uint16_t> b;
-  for (float f : v) b.push_back(float_to_half(f));
-  return raw_tensor(DType::kFloat16, std::move(dims), b);
-}
-std::vector<float> half_values(const Data& d) {
-  std::vector<float> out;
-  for (uint16_t b : values<uint16_t>(d)) out.push_back(half_to_float(b));
-  return out;
-}
-
 OpSpec spec(const char* op, int opset, graph::AttributeMap a = {}, int outputs = 1, std::vector<int> consts = {}) {
   OpSpec s;
   s.op_type = op;

@@ -10,17 +10,6 @@
 namespace openacl::testing {
 namespace {
 
-Data half_tensor(std::vector<int64_t> dims, const std::vector<float>& v) {
-  std::vector<uint16_t> b;
-  for (float f : v) b.push_back(openacl::float_to_half(f));
-  return raw_tensor(DType::kFloat16, std::move(dims), b);
-}
-std::vector<float> half_values(const Data& d) {
-  std::vector<float> out;
-  for (uint16_t b : values<uint16_t>(d)) out.push_back(openacl::half_to_float(b));
-  return out;
-}
-
 void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
@@ -34,12 +23,6 @@ OpRun run_with(const std::string& op, std::vector<Data> in, graph::AttributeMap 
   s.opset = opset;
   s.num_outputs = outputs;
   return run_op(s, in);
-}
-
-graph::AttributeMap attrs(std::initializer_list<std::pair<const char*, graph::Attribute>> l) {
-  graph::AttributeMap m;
-  for (auto& [k, v] : l) m.set(k, v);
-  return m;
 }
 
 // [2, 3, 4] = 0..23
@@ -127,7 +110,7 @@ TEST(Reduce, IntegerAndBoolTypes) {
 TEST(Reduce, Float16AccumulatesInFloat) {
   // 4096 x 0.1 summed in float16 would stall at 256; float accumulation does not.
   std::vector<float> v(4096, 0.1f);
-  OpRun r = run_op("ReduceSum", {half_tensor({4096}, v)}, attrs({{"keepdims", attr_int(0)}}), 13);
+  OpRun r = run_op("ReduceSum", {half({4096}, v)}, attrs({{"keepdims", attr_int(0)}}), 13);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_NEAR(half_values(r.outputs[0])[0], 409.5f, 1.0f);
 }
@@ -164,7 +147,7 @@ TEST(ArgMinMax, SelectLastIndexAndFloat16) {
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.outputs[0]->dims, (std::vector<int64_t>{2}));
   EXPECT_EQ(values<int64_t>(r.outputs[0]), (std::vector<int64_t>{1, 0}));
-  r = run_op("ArgMin", {half_tensor({2, 3}, {1, 5, 5, 2, 2, 0})}, {}, 13);
+  r = run_op("ArgMin", {half({2, 3}, {1, 5, 5, 2, 2, 0})}, {}, 13);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(values<int64_t>(r.outputs[0]), (std::vector<int64_t>{0, 1, 1}));
 }
@@ -196,7 +179,7 @@ TEST(CumSum, ExclusiveReverseInnerAxis) {
   OpRun r = run_op("CumSum", {x, tensor<int64_t>({}, {0})}, attrs({{"exclusive", attr_int(1)}, {"reverse", attr_int(1)}}), 14);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(values<float>(r.outputs[0]), (std::vector<float>{4, 5, 6, 0, 0, 0}));
-  r = run_op("CumSum", {half_tensor({2, 3}, {1, 2, 3, 4, 5, 6}), tensor<int32_t>({1}, {-1})}, {}, 14);
+  r = run_op("CumSum", {half({2, 3}, {1, 2, 3, 4, 5, 6}), tensor<int32_t>({1}, {-1})}, {}, 14);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(half_values(r.outputs[0]), (std::vector<float>{1, 3, 6, 4, 9, 15}));
   r = run_op("CumSum", {x, tensor<int64_t>({}, {2})}, {}, 14);
@@ -218,7 +201,7 @@ TEST(Softmax, OldOpsetsFlattenFromAxis) {
 }
 
 TEST(Softmax, LargeValuesFloat16AndLog) {
-  OpRun r = run_op("Softmax", {half_tensor({2}, {10000, 10000})}, {}, 13);
+  OpRun r = run_op("Softmax", {half({2}, {10000, 10000})}, {}, 13);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(half_values(r.outputs[0]), (std::vector<float>{0.5f, 0.5f}));
   r = run_op("LogSoftmax", {tensor<double>({2, 2}, {1, 1, 1000, 1000})}, attrs({{"axis", attr_int(0)}}), 13);
@@ -286,7 +269,7 @@ TEST(Norm, LayerNormStatsOutputs) {
 }
 
 TEST(Norm, RmsNormFloat16AndScaleBroadcast) {
-  OpRun r = run_op("RMSNormalization", {half_tensor({2, 2}, {3, 4, 0, 0}), half_tensor({1}, {2})},
+  OpRun r = run_op("RMSNormalization", {half({2, 2}, {3, 4, 0, 0}), half({1}, {2})},
                    attrs({{"epsilon", attr_float(0)}}), 23);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   const std::vector<float> y = half_values(r.outputs[0]);

@@ -11,18 +11,6 @@ namespace {
 
 using graph::AttributeMap;
 
-Data half_tensor(std::vector<int64_t> dims, const std::vector<float>& v) {
-  std::vector<uint16_t> bits;
-  for (float f : v) bits.push_back(float_to_half(f));
-  return raw_tensor<uint16_t>(DType::kFloat16, std::move(dims), bits);
-}
-
-std::vector<float> half_values(const Data& d) {
-  std::vector<float> out;
-  for (uint16_t b : values<uint16_t>(d)) out.push_back(half_to_float(b));
-  return out;
-}
-
 OpRun run(const std::string& op, const std::vector<Data>& in, AttributeMap attrs, int opset, int outputs = 1) {
   OpSpec s;
   s.op_type = op;
@@ -37,7 +25,7 @@ OpRun run(const std::string& op, const std::vector<Data>& in, AttributeMap attrs
 TEST(Resize, NearestFloat16Upsample) {
   AttributeMap a;
   a.set("mode", attr_string("nearest"));
-  OpRun r = run("Resize", {half_tensor({1, 1, 1, 2}, {1.5f, -2.f}), nullptr, tensor<float>({4}, {1, 1, 2, 2})}, a, 19);
+  OpRun r = run("Resize", {half({1, 1, 1, 2}, {1.5f, -2.f}), nullptr, tensor<float>({4}, {1, 1, 2, 2})}, a, 19);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.outputs[0]->dims, (std::vector<int64_t>{1, 1, 2, 4}));
   EXPECT_EQ(half_values(r.outputs[0]), (std::vector<float>{1.5f, 1.5f, -2, -2, 1.5f, 1.5f, -2, -2}));
@@ -113,8 +101,8 @@ TEST(NonMaxSuppression, NothingSelectedGivesEmptyOutput) {
 }
 
 TEST(NonMaxSuppression, Float16AndNoMaxMeansNone) {
-  Data boxes = half_tensor({1, 2, 4}, {0, 0, 1, 1, 0, 0.5f, 1, 1.5f});
-  Data scores = half_tensor({1, 1, 2}, {0.5f, 0.9f});
+  Data boxes = half({1, 2, 4}, {0, 0, 1, 1, 0, 0.5f, 1, 1.5f});
+  Data scores = half({1, 1, 2}, {0.5f, 0.9f});
   OpRun none = run("NonMaxSuppression", {boxes, scores}, {}, 11);
   ASSERT_TRUE(none.status.ok()) << none.status.message();
   EXPECT_EQ(none.outputs[0]->dims, (std::vector<int64_t>{0, 3}));
@@ -132,7 +120,7 @@ TEST(RoiAlign, Float16Average) {
   a.set("output_width", attr_int(1));
   a.set("sampling_ratio", attr_int(1));
   OpRun r = run("RoiAlign",
-                {half_tensor({1, 1, 2, 2}, {1, 2, 3, 4}), half_tensor({1, 4}, {0, 0, 1, 1}), tensor<int64_t>({1}, {0})}, a,
+                {half({1, 1, 2, 2}, {1, 2, 3, 4}), half({1, 4}, {0, 0, 1, 1}), tensor<int64_t>({1}, {0})}, a,
                 16);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   // half_pixel: the single sample sits at (0, 0) -> 1.
@@ -171,10 +159,10 @@ TEST(Gru, LinearBeforeResetFloat16) {
   AttributeMap a;
   a.set("hidden_size", attr_int(1));
   a.set("linear_before_reset", attr_int(1));
-  Data x = half_tensor({2, 1, 1}, {3, -3});
-  Data w = half_tensor({1, 3, 1}, {0, 0, 0});
-  Data rw = half_tensor({1, 3, 1}, {0, 0, 0});
-  Data h0 = half_tensor({1, 1, 1}, {1});
+  Data x = half({2, 1, 1}, {3, -3});
+  Data w = half({1, 3, 1}, {0, 0, 0});
+  Data rw = half({1, 3, 1}, {0, 0, 0});
+  Data h0 = half({1, 1, 1}, {1});
   OpRun r = run("GRU", {x, w, rw, nullptr, nullptr, h0}, a, 14, 2);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(half_values(r.outputs[0]), (std::vector<float>{0.5f, 0.25f}));
@@ -194,9 +182,9 @@ TEST(Lstm, BadWeightShapeFails) {
 
 TEST(Attention, FullyMaskedRowIsZeroFloat16) {
   // Q, K, V [1, 1, 2, 1]; the bool mask blocks every key for query 0.
-  Data q = half_tensor({1, 1, 2, 1}, {1, 1});
-  Data k = half_tensor({1, 1, 2, 1}, {1, 2});
-  Data v = half_tensor({1, 1, 2, 1}, {3, 5});
+  Data q = half({1, 1, 2, 1}, {1, 1});
+  Data k = half({1, 1, 2, 1}, {1, 2});
+  Data v = half({1, 1, 2, 1}, {3, 5});
   Data mask = tensor<bool>({2, 2}, {false, false, true, true});
   OpRun r = run("Attention", {q, k, v, mask}, {}, 23);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
@@ -223,9 +211,9 @@ TEST(RotaryEmbedding, PositionOutOfRangeFails) {
 }
 
 TEST(RotaryEmbedding, Float16Rotates) {
-  Data x = half_tensor({1, 1, 1, 2}, {1, 0});
-  Data cosc = half_tensor({1, 1, 1}, {0});
-  Data sinc = half_tensor({1, 1, 1}, {1});
+  Data x = half({1, 1, 1, 2}, {1, 0});
+  Data cosc = half({1, 1, 1}, {0});
+  Data sinc = half({1, 1, 1}, {1});
   OpRun r = run("RotaryEmbedding", {x, cosc, sinc}, {}, 23);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(half_values(r.outputs[0]), (std::vector<float>{0, 1}));
@@ -236,8 +224,8 @@ TEST(RotaryEmbedding, Float16Rotates) {
 TEST(GridSample, Float16BorderCenter) {
   AttributeMap a;
   a.set("padding_mode", attr_string("border"));
-  Data x = half_tensor({1, 1, 2, 2}, {1, 2, 3, 4});
-  Data grid = half_tensor({1, 1, 2, 2}, {0, 0, 5, 5});
+  Data x = half({1, 1, 2, 2}, {1, 2, 3, 4});
+  Data grid = half({1, 1, 2, 2}, {0, 0, 5, 5});
   OpRun r = run("GridSample", {x, grid}, a, 20);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(half_values(r.outputs[0]), (std::vector<float>{2.5f, 4}));
