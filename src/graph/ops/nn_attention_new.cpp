@@ -10,15 +10,6 @@
 namespace openacl::graph::nn {
 namespace {
 
-Shape dims_or_unknown(const TensorType& t, int64_t r) {
-  return t.has_rank() && t.rank() == r ? *t.shape : unknown_dims(r);
-}
-
-Dim dim_div(const Dim& a, int64_t k) {
-  if (k <= 0 || !a.known() || a.value % k != 0) return Dim();
-  return Dim(a.value / k);
-}
-
 Status linear_attention_shape(ShapeContext& ctx) {
   const TensorType& q = ctx.input(0);
   const TensorType& k = ctx.input(1);

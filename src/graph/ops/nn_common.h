@@ -27,6 +27,17 @@ inline std::optional<Shape> dims_of_rank(int64_t rank) {
   return unknown_dims(rank);
 }
 
+// Dims of a rank-`r` input, or all unknown when its rank is unknown (or other).
+inline Shape dims_or_unknown(const TensorType& t, int64_t r) {
+  return t.has_rank() && t.rank() == r ? *t.shape : unknown_dims(r);
+}
+
+// a / k when a is known and divisible by k; unknown otherwise.
+inline Dim dim_div(const Dim& a, int64_t k) {
+  if (k <= 0 || !a.known() || a.value % k != 0) return Dim();
+  return Dim(a.value / k);
+}
+
 // Sets output i (when the node has it) to dtype / shape; nullopt shape = unknown rank.
 inline void set_out(ShapeContext& ctx, size_t i, DType dt, std::optional<Shape> shape) {
   if (i >= ctx.num_outputs()) return;
