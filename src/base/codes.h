@@ -9,6 +9,7 @@ inline constexpr int kInvalidParam = 100000;
 inline constexpr int kUninitialize = 100001;
 inline constexpr int kRepeatInitialize = 100002;
 inline constexpr int kInvalidFile = 100003;
+inline constexpr int kWriteFile = 100004;
 inline constexpr int kParseFile = 100006;
 inline constexpr int kInvalidModelId = 100011;
 inline constexpr int kDeserializeModel = 100012;
@@ -16,6 +17,9 @@ inline constexpr int kParseModel = 100013;
 inline constexpr int kReadModelFailure = 100014;
 inline constexpr int kModelSizeInvalid = 100015;
 inline constexpr int kModelMissingAttr = 100016;
+inline constexpr int kModelInputNotMatch = 100017;
+inline constexpr int kModelOutputNotMatch = 100018;
+inline constexpr int kModelNotDynamic = 100019;
 inline constexpr int kUnsupportedDataType = 100026;
 inline constexpr int kRepeatFinalize = 100037;
 inline constexpr int kBadAlloc = 200000;
@@ -26,6 +30,7 @@ inline constexpr int kInternalError = 500000;
 inline constexpr int kRtParamInvalid = 107000;
 inline constexpr int kRtInvalidDeviceId = 107001;
 inline constexpr int kRtContextNull = 107002;
+inline constexpr int kRtModelContext = 107004;
 inline constexpr int kRtEventTimestampInvalid = 107006;
 inline constexpr int kRtEventTimestampReversal = 107007;
 inline constexpr int kRtStreamSubscribe = 107011;
@@ -34,8 +39,11 @@ inline constexpr int kRtStreamNoCbReg = 107015;
 inline constexpr int kRtWaitTimeout = 107019;
 inline constexpr int kRtMemoryAllocation = 207001;
 inline constexpr int kRtInternalError = 507000;
+inline constexpr int kRtModelExecute = 507011;
 inline constexpr int kRtReportTimeout = 507012;
 inline constexpr int kRtStreamSyncTimeout = 507046;
 inline constexpr int kRtEventSyncTimeout = 507047;
+
+inline constexpr int kGeDynamicBatchSizeInvalid = 145013;
 
 }  // namespace openacl::code

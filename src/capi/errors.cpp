@@ -29,6 +29,20 @@ static_assert(code::kRtInternalError == ACL_ERROR_RT_INTERNAL_ERROR);
 static_assert(code::kRtReportTimeout == ACL_ERROR_RT_REPORT_TIMEOUT);
 static_assert(code::kRtStreamSyncTimeout == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
 static_assert(code::kRtEventSyncTimeout == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT);
+static_assert(code::kWriteFile == ACL_ERROR_WRITE_FILE);
+static_assert(code::kInvalidModelId == ACL_ERROR_INVALID_MODEL_ID);
+static_assert(code::kDeserializeModel == ACL_ERROR_DESERIALIZE_MODEL);
+static_assert(code::kParseModel == ACL_ERROR_PARSE_MODEL);
+static_assert(code::kReadModelFailure == ACL_ERROR_READ_MODEL_FAILURE);
+static_assert(code::kModelSizeInvalid == ACL_ERROR_MODEL_SIZE_INVALID);
+static_assert(code::kModelMissingAttr == ACL_ERROR_MODEL_MISSING_ATTR);
+static_assert(code::kModelInputNotMatch == ACL_ERROR_MODEL_INPUT_NOT_MATCH);
+static_assert(code::kModelOutputNotMatch == ACL_ERROR_MODEL_OUTPUT_NOT_MATCH);
+static_assert(code::kModelNotDynamic == ACL_ERROR_MODEL_NOT_DYNAMIC);
+static_assert(code::kUnsupportedDataType == ACL_ERROR_UNSUPPORTED_DATA_TYPE);
+static_assert(code::kRtModelContext == ACL_ERROR_RT_MODEL_CONTEXT);
+static_assert(code::kRtModelExecute == ACL_ERROR_RT_MODEL_EXECUTE);
+static_assert(code::kGeDynamicBatchSizeInvalid == static_cast<int>(ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID));
 
 namespace {
 thread_local std::string t_message;
