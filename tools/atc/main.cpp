@@ -406,11 +406,9 @@ Status plan_gears(const std::string& om_bytes, model::OmMeta* meta) {
     model::CompileOptions options;
     std::string label = "model";
     if (!gears.empty()) {
-      label = strformat("gear %zu/%zu (%s)", i + 1, count, gears_str([&] {
-                          model::GearSpec one = gears;
-                          one.gears = {gears.gears[i]};
-                          return one;
-                        }()).c_str());
+      std::string values;
+      for (int64_t v : gears.gears[i]) values += (values.empty() ? "" : ",") + std::to_string(v);
+      label = strformat("gear %zu/%zu (%s)", i + 1, count, values.c_str());
       OPENACL_RETURN_IF_ERROR(gears.input_shapes(i, *copy, &options.input_shapes));
     }
     std::unique_ptr<model::CompiledModel> compiled;
