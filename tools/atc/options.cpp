@@ -212,7 +212,9 @@ Status parse_args(int argc, char** argv, Options* out) {
     const bool ignored = contains(kIgnoredOptions, name);
     if (!contains(kValueOptions, name) && !ignored) {
       std::string near = nearest_name(name, known_options());
-      return Errorf(code::kInvalidParam, "unknown option '%s'%s; see atc --help for the options", arg.c_str(),
+      const std::string dashes = arg.substr(0, arg.size() - body.size());
+      return Errorf(code::kInvalidParam, "unknown option '%s%s'%s; see atc --help for the options", dashes.c_str(),
+                    name.c_str(),
                     near.empty() ? "" : strformat(" (did you mean --%s?)", near.c_str()).c_str());
     }
     if (!has_value) {
