@@ -93,6 +93,37 @@ def conv(tmp_path):
 
 
 @pytest.fixture
+def two_heads(tmp_path):
+    """x[1,16] -> MatMul 'mm' -> h (an output, also read by Relu and ArgMax);
+    outputs h, y = Relu(h), idx = ArgMax(h) (int64) and p (an input passed through)."""
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["h"], name="mm"),
+         helper.make_node("Relu", ["h"], ["y"], name="relu"),
+         helper.make_node("ArgMax", ["h"], ["idx"], name="am", axis=1)],
+        "two_heads",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16]),
+         helper.make_tensor_value_info("p", TensorProto.FLOAT, [1, 2])],
+        [helper.make_tensor_value_info("h", TensorProto.FLOAT, [1, 8]),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8]),
+         helper.make_tensor_value_info("idx", TensorProto.INT64, [1, 1]),
+         helper.make_tensor_value_info("p", TensorProto.FLOAT, [1, 2])],
+        initializer=[numpy_helper.from_array(W_MLP, "W")])
+    return save(make_model(g), tmp_path / "two_heads.onnx")
+
+
+@pytest.fixture
+def symbolic(tmp_path):
+    """x[N,16] -> MatMul -> y[N,8]: a dim the ONNX model leaves free."""
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["y"], name="mm")],
+        "symbolic",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 8])],
+        initializer=[numpy_helper.from_array(W_MLP, "W")])
+    return save(make_model(g), tmp_path / "symbolic.onnx")
+
+
+@pytest.fixture
 def unknown_ops(tmp_path):
     """Two nodes of op types no runtime knows, between supported ones."""
     g = helper.make_graph(
@@ -262,6 +293,32 @@ def test_output_type_per_node(mlp, tmp_path):
     assert "float32" in io_line(text, "y")
 
 
+def test_output_type_leaves_integer_outputs_and_internal_readers(two_heads, tmp_path):
+    p = build(two_heads, tmp_path / "t", "--output_type=FP16")
+    assert "'idx' (int64) as it is" in p.stderr
+    text = info(tmp_path / "t.om")
+    assert "float16" in io_line(text, "h")
+    assert "float16" in io_line(text, "y")
+    assert "int64" in io_line(text, "idx")
+    # an input passed straight through gets a cast copy under a new name
+    assert "float16" in io_line(text, "p_float16")
+
+
+def test_symbolic_dims_stay_free(symbolic, tmp_path):
+    p = build(symbolic, tmp_path / "s")
+    assert "shapes resolved at execution" in p.stderr
+    text = info(tmp_path / "s.om")
+    assert "[-1,16]" in io_line(text, "x")
+    assert "work size: 0 bytes" in text
+
+
+def test_gears_on_a_symbolic_dim(symbolic, tmp_path):
+    build(symbolic, tmp_path / "g", "--input_shape=x:-1,16", "--dynamic_batch_size=2,3")
+    text = info(tmp_path / "g.om")
+    assert "2 gears: 2; 3" in text
+    assert "work size: 0" not in text
+
+
 def test_input_fp16_nodes(conv, tmp_path):
     build(conv, tmp_path / "i", "--input_fp16_nodes=x")
     text = info(tmp_path / "i.om")
@@ -329,6 +386,8 @@ ERROR_CASES = [
      ["--dynamic_batch_size"]),
     ("range_and_gears", ["--framework=5", "--output={out}", "--input_shape_range=x:[1~4,16]",
                          "--dynamic_batch_size=1,2"], ["cannot be combined"]),
+    ("shape_and_range", ["--framework=5", "--output={out}", "--input_shape=x:1,16", "--input_shape_range=x:[1~4,16]"],
+     ["cannot be used together"]),
     ("bad_precision_mode", ["--framework=5", "--output={out}", "--precision_mode=force_fp61"],
      ["not a precision mode", "force_fp16"]),
     ("aipp", ["--framework=5", "--output={out}", "--insert_op_conf=aipp.cfg"], ["AIPP", "not supported yet"]),

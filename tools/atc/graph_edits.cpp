@@ -109,7 +109,8 @@ Status cast_output(Graph& g, Value* v, DType to, std::vector<std::string>* notes
   if (!producer) {
     // A graph input or constant passed straight through: its name stays with
     // it, so the cast result needs a new one.
-    Value* w = g.add_value(unique_value_name(g, v->name + "_" + graph::dtype_name(to)), graph::TensorType{to, v->type.shape});
+    Value* w = g.add_value(unique_value_name(g, v->name + "_" + graph::dtype_name(to)),
+                           graph::TensorType{to, v->type.shape});
     add_cast(g, "atc_output_cast_" + v->name, v, w, to);
     for (Value*& o : g.outputs())
       if (o == v) o = w;

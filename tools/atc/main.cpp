@@ -319,7 +319,8 @@ Status import_and_optimize(const atc::Options& opt, Build* b) {
   model::GearSpec gears;
   OPENACL_RETURN_IF_ERROR(atc::build_gears(shapes, gear_args, &gears));
   std::vector<atc::OutNode> out_nodes;
-  if (opt.has("out_nodes")) OPENACL_RETURN_IF_ERROR(atc::parse_out_nodes("out_nodes", opt.get("out_nodes"), &out_nodes));
+  if (opt.has("out_nodes"))
+    OPENACL_RETURN_IF_ERROR(atc::parse_out_nodes("out_nodes", opt.get("out_nodes"), &out_nodes));
 
   b->model_path = opt.get("model");
   std::string bytes;
@@ -417,8 +418,9 @@ Status plan_gears(const std::string& om_bytes, model::OmMeta* meta) {
     if (compiled->is_static()) {
       work = std::max<uint64_t>(work, compiled->plan().work_size);
       weight = std::max<uint64_t>(weight, compiled->plan().weight_size);
-      progress("compile  %s: work %s, weights %s, %.2f s", label.c_str(), human_bytes(compiled->plan().work_size).c_str(),
-               human_bytes(compiled->plan().weight_size).c_str(), seconds_since(t0));
+      progress("compile  %s: work %s, weights %s, %.2f s", label.c_str(),
+               human_bytes(compiled->plan().work_size).c_str(), human_bytes(compiled->plan().weight_size).c_str(),
+               seconds_since(t0));
     } else {
       any_dynamic = true;
       progress("compile  %s: shapes resolved at execution (no static plan), %.2f s", label.c_str(), seconds_since(t0));
