@@ -7,6 +7,7 @@ build/); the tests skip when it is not built. The last tests load the .om
 through acl.mdl and skip until that module exists.
 """
 import json
+import re
 import subprocess
 
 import numpy as np
@@ -225,6 +226,11 @@ def test_dynamic_batch(conv, tmp_path):
     assert "[-1,3,8,8]" in io_line(text, "x")
     assert "ascend_mbatch_shape_data" in text
     assert "gear dims: x:0" in text
+    # what atc planned (largest gear) is what the loader computes
+    planned = re.search(r"planned at build: work (\d+) bytes, weights (\d+) bytes", text).groups()
+    assert planned[0] != "0"
+    assert f"work size: {planned[0]} bytes" in text
+    assert f"weight size: {planned[1]} bytes" in text
 
 
 def test_dynamic_image_size(conv, tmp_path):

@@ -392,19 +392,22 @@ Status import_and_optimize(const atc::Options& opt, Build* b) {
 }
 
 // Compiles a fresh copy of the stored graph per gear (compile rewrites the
-// graph it gets) and records the largest plan. Proves every gear compiles.
+// graph it gets) and records the largest plan. Proves every gear compiles:
+// shapes infer and a kernel exists for every node (kernels are chosen, not
+// created).
 Status plan_gears(const std::string& om_bytes, model::OmMeta* meta) {
   model::OmView view;
   OPENACL_RETURN_IF_ERROR(model::open_om(om_bytes.data(), om_bytes.size(), &view));
   const model::GearSpec& gears = meta->gears;
   const size_t count = gears.empty() ? 1 : gears.gears.size();
-  uint64_t work = 0, weight = 0;
+  uint64_t work = 0;
   bool any_dynamic = false;
   for (size_t i = 0; i < count; ++i) {
     auto t0 = Clock::now();
     std::shared_ptr<graph::Graph> copy;
     OPENACL_RETURN_IF_ERROR(model::decode_graph(view, view.weights, nullptr, &copy));
     model::CompileOptions options;
+    options.create_kernels = false;  // the plan is what we need; no weight prepacking
     std::string label = "model";
     if (!gears.empty()) {
       std::string values;
@@ -417,9 +420,7 @@ Status plan_gears(const std::string& om_bytes, model::OmMeta* meta) {
     if (!st.ok()) return Status(st.code(), label + " does not compile: " + st.message());
     if (compiled->is_static()) {
       work = std::max<uint64_t>(work, compiled->plan().work_size);
-      weight = std::max<uint64_t>(weight, compiled->plan().weight_size);
-      progress("compile  %s: work %s, weights %s, %.2f s", label.c_str(),
-               human_bytes(compiled->plan().work_size).c_str(), human_bytes(compiled->plan().weight_size).c_str(),
+      progress("compile  %s: work %s, %.2f s", label.c_str(), human_bytes(compiled->plan().work_size).c_str(),
                seconds_since(t0));
     } else {
       any_dynamic = true;
@@ -427,9 +428,10 @@ Status plan_gears(const std::string& om_bytes, model::OmMeta* meta) {
     }
   }
   // A model whose shapes are only known at execution has no work size to
-  // promise; its weights are at least the stored constants.
+  // promise. The weights are the stored constants, placed as they are at load
+  // (what aclmdlQuerySize reports).
   meta->work_size = any_dynamic ? 0 : work;
-  meta->weight_size = std::max<uint64_t>(weight, any_dynamic ? view.weight_bytes : 0);
+  meta->weight_size = view.weight_bytes;
   return Status::Ok();
 }
 
