@@ -257,6 +257,13 @@ def test_mode1_json_lists_nodes(conv, tmp_path):
     assert '"x"' in text and '"y"' in text
 
 
+def test_mode1_reads_onnx_too(mlp, tmp_path):
+    check_ok(run_atc("--mode=1", f"--om={mlp}", f"--json={tmp_path / 'm.json'}"))
+    text = (tmp_path / "m.json").read_text()
+    json.loads(text)
+    assert "MatMul" in text
+
+
 # -------------------------------------------------------------- check mode
 
 def test_check_mode_lists_every_unsupported_node(unknown_ops, tmp_path):
@@ -308,6 +315,26 @@ def test_output_type_leaves_integer_outputs_and_internal_readers(two_heads, tmp_
     assert "int64" in io_line(text, "idx")
     # an input passed straight through gets a cast copy under a new name
     assert "float16" in io_line(text, "p_float16")
+
+
+def test_output_read_by_a_subgraph_is_not_cast(tmp_path):
+    """Casting 'y' in place would change what the If branches read by name."""
+    branch = helper.make_graph([helper.make_node("Neg", ["y"], ["t"], name="neg")], "branch", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, [1, 4])])
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu"),
+         helper.make_node("If", ["c"], ["z"], name="if1", then_branch=branch, else_branch=branch)],
+        "with_if",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4]),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4])])
+    model = save(make_model(g), tmp_path / "with_if.onnx")
+    check_fails(run_atc(f"--model={model}", "--framework=5", f"--output={tmp_path / 'o'}",
+                        "--output_type=relu:0:FP16"), "read inside an If/Loop/Scan body")
+    build(model, tmp_path / "ok", "--output_type=if1:0:FP16")
+    text = info(tmp_path / "ok.om")
+    assert "float16" in io_line(text, "z") and "float32" in io_line(text, "y")
 
 
 def test_symbolic_dims_stay_free(symbolic, tmp_path):
