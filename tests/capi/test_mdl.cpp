@@ -926,6 +926,129 @@ TEST_F(MdlGearTest, WithoutTheGearBufferTheCountIsWrong) {
     EXPECT_TRUE(Contains(msg, ACL_DYNAMIC_TENSOR_NAME)) << msg;
 }
 
+TEST_F(MdlTest, ImageSizeGears) {
+    openacl::model::GearSpec spec;
+    spec.kind = openacl::model::GearKind::kImageSize;
+    spec.positions = {{"x", 2}, {"x", 3}};
+    spec.gears = {{2, 3}, {4, 4}};
+    std::string err;
+    std::string om = mdltest::AddTenOm({1, 1, -1, -1}, spec, &err);
+    ASSERT_FALSE(om.empty()) << err;
+    uint32_t id = LoadMem(om);
+    aclmdlDesc *desc = aclmdlCreateDesc();
+    ASSERT_EQ(aclmdlGetDesc(desc, id), ACL_SUCCESS);
+    aclmdlHW hw;
+    ASSERT_EQ(aclmdlGetDynamicHW(desc, static_cast<size_t>(-1), &hw), ACL_SUCCESS);
+    ASSERT_EQ(hw.hwCount, 2u);
+    EXPECT_EQ(hw.hw[0][0], 2u);
+    EXPECT_EQ(hw.hw[0][1], 3u);
+    EXPECT_EQ(hw.hw[1][0], 4u);
+    EXPECT_EQ(hw.hw[1][1], 4u);
+    aclmdlBatch batch;
+    ASSERT_EQ(aclmdlGetDynamicBatch(desc, &batch), ACL_SUCCESS);
+    EXPECT_EQ(batch.batchCount, 0u);
+    size_t index = 0;
+    ASSERT_EQ(aclmdlGetInputIndexByName(desc, ACL_DYNAMIC_TENSOR_NAME, &index), ACL_SUCCESS);
+    EXPECT_EQ(index, 1u);
+    EXPECT_EQ(aclmdlGetInputSizeByIndex(desc, 0), 16u * sizeof(float));
+
+    DevMem x(16 * sizeof(float)), shape(aclmdlGetInputSizeByIndex(desc, 1)), y(16 * sizeof(float));
+    float xs[6] = {0, 1, 2, 3, 4, 5};
+    x.Put(xs, sizeof xs);
+    Dataset in, out;
+    in.Add(x.get(), sizeof xs).Add(shape);
+    out.Add(y);
+    EXPECT_EQ(aclmdlSetDynamicHWSize(id, in.get(), 1, 3, 2), ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID);
+    EXPECT_TRUE(Contains(RecentErrMsg(), "2x3, 4x4"));
+    EXPECT_EQ(aclmdlSetDynamicBatchSize(id, in.get(), 1, 2), ACL_ERROR_INVALID_PARAM);
+    ASSERT_EQ(aclmdlSetDynamicHWSize(id, in.get(), 1, 2, 3), ACL_SUCCESS) << RecentErrMsg();
+    ASSERT_EQ(aclmdlExecute(id, in.get(), out.get()), ACL_SUCCESS) << RecentErrMsg();
+    float ys[6];
+    y.Get(ys, sizeof ys);
+    for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(ys[i], xs[i] + 10) << i;
+    aclmdlIODims dims;
+    ASSERT_EQ(aclmdlGetCurOutputDims(desc, 0, &dims), ACL_SUCCESS);
+    ASSERT_EQ(dims.dimCount, 4u);
+    EXPECT_EQ(dims.dims[2], 2);
+    EXPECT_EQ(dims.dims[3], 3);
+    aclmdlDestroyDesc(desc);
+    EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
+}
+
+TEST_F(MdlTest, DimsGears) {
+    openacl::model::GearSpec spec;
+    spec.kind = openacl::model::GearKind::kDims;
+    spec.positions = {{"x", 0}};
+    spec.gears = {{1}, {3}};
+    std::string err;
+    std::string om = mdltest::AddTenOm({-1, 4}, spec, &err);
+    ASSERT_FALSE(om.empty()) << err;
+    uint32_t id = LoadMem(om);
+    aclmdlDesc *desc = aclmdlCreateDesc();
+    ASSERT_EQ(aclmdlGetDesc(desc, id), ACL_SUCCESS);
+    size_t count = 0;
+    ASSERT_EQ(aclmdlGetInputDynamicGearCount(desc, static_cast<size_t>(-1), &count), ACL_SUCCESS);
+    ASSERT_EQ(count, 2u);
+    aclmdlIODims gears[2];
+    EXPECT_EQ(aclmdlGetInputDynamicDims(desc, static_cast<size_t>(-1), gears, 1), ACL_ERROR_INVALID_PARAM);
+    ASSERT_EQ(aclmdlGetInputDynamicDims(desc, static_cast<size_t>(-1), gears, 2), ACL_SUCCESS);
+    ASSERT_EQ(gears[0].dimCount, 1u);
+    EXPECT_EQ(gears[0].dims[0], 1);
+    EXPECT_EQ(gears[1].dims[0], 3);
+
+    DevMem x(12 * sizeof(float)), shape(aclmdlGetInputSizeByIndex(desc, 1)), y(12 * sizeof(float));
+    float xs[12];
+    for (int i = 0; i < 12; ++i) xs[i] = static_cast<float>(i);
+    x.Put(xs, sizeof xs);
+    Dataset in, out;
+    in.Add(x).Add(shape);
+    out.Add(y);
+    aclmdlIODims sel{};
+    sel.dimCount = 1;
+    sel.dims[0] = 2;  // not a gear
+    EXPECT_EQ(aclmdlSetInputDynamicDims(id, in.get(), 1, &sel), ACL_ERROR_GE_DYNAMIC_BATCH_SIZE_INVALID);
+    // The full-shape form (CANN's samples) with a wrong fixed dim.
+    sel.dimCount = 2;
+    sel.dims[0] = 3;
+    sel.dims[1] = 5;
+    EXPECT_EQ(aclmdlSetInputDynamicDims(id, in.get(), 1, &sel), ACL_ERROR_INVALID_PARAM);
+    EXPECT_TRUE(Contains(RecentErrMsg(), "fixed at 4"));
+    sel.dims[1] = 4;
+    ASSERT_EQ(aclmdlSetInputDynamicDims(id, in.get(), 1, &sel), ACL_SUCCESS) << RecentErrMsg();
+    ASSERT_EQ(aclmdlExecute(id, in.get(), out.get()), ACL_SUCCESS) << RecentErrMsg();
+    float ys[12];
+    y.Get(ys, sizeof ys);
+    for (int i = 0; i < 12; ++i) EXPECT_FLOAT_EQ(ys[i], xs[i] + 10) << i;
+    aclmdlIODims dims;
+    ASSERT_EQ(aclmdlGetCurOutputDims(desc, 0, &dims), ACL_SUCCESS);
+    EXPECT_EQ(dims.dims[0], 3);
+    // The values-only form.
+    sel.dimCount = 1;
+    sel.dims[0] = 1;
+    ASSERT_EQ(aclmdlSetInputDynamicDims(id, in.get(), 1, &sel), ACL_SUCCESS) << RecentErrMsg();
+    ASSERT_EQ(aclmdlGetCurOutputDims(desc, 0, &dims), ACL_SUCCESS);
+    EXPECT_EQ(dims.dims[0], 1);
+    aclmdlDestroyDesc(desc);
+    EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
+}
+
+TEST_F(MdlTest, DestroyedDataBufferReadsAsEmpty) {
+    uint32_t id = LoadMem(onnx_);
+    DevMem x(24), b(12), y(24), z(24);
+    aclmdlDataset *in = aclmdlCreateDataset();
+    aclDataBuffer *bx = aclCreateDataBuffer(x.get(), 24);
+    aclDataBuffer *bb = aclCreateDataBuffer(b.get(), 12);
+    ASSERT_EQ(aclmdlAddDatasetBuffer(in, bx), ACL_SUCCESS);
+    ASSERT_EQ(aclmdlAddDatasetBuffer(in, bb), ACL_SUCCESS);
+    ASSERT_EQ(aclDestroyDataBuffer(bb), ACL_SUCCESS);  // still listed in the dataset
+    Dataset out;
+    out.Add(y).Add(z);
+    EXPECT_EQ(aclmdlExecute(id, in, out.get()), ACL_ERROR_MODEL_INPUT_NOT_MATCH);
+    aclDestroyDataBuffer(bx);
+    aclmdlDestroyDataset(in);
+    EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
+}
+
 TEST_F(MdlTest, GearSettersOnAStaticModel) {
     uint32_t id = LoadMem(onnx_);
     AddReluIo io;

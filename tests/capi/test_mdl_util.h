@@ -172,6 +172,38 @@ inline std::string AddConstOm(int64_t batch, const std::vector<int64_t> &batch_g
     return bytes;
 }
 
+/* y = x + 10 over x float[dims] (-1 for gear dims), with the given gears. */
+inline std::string AddTenOm(const std::vector<int64_t> &dims, const openacl::model::GearSpec &gears,
+                            std::string *err = nullptr) {
+    using namespace openacl;
+    auto g = std::make_shared<graph::Graph>();
+    g->name = "addten";
+    g->opsets()[""] = 13;
+    graph::Shape xs;
+    for (int64_t d : dims) xs.push_back(d >= 0 ? graph::Dim(d) : graph::Dim());
+    graph::Value *x = g->add_value("x", graph::TensorType{graph::DType::kFloat32, xs});
+    x->is_graph_input = true;
+    g->inputs().push_back(x);
+    static const float ten[1] = {10};
+    graph::Value *cv = g->add_value("ten", graph::TensorType{graph::DType::kFloat32, graph::Shape{graph::Dim(1)}});
+    cv->constant = graph::TensorData::copy_of(graph::DType::kFloat32, {1}, ten, sizeof ten);
+    graph::Value *y = g->add_value("y", graph::TensorType{graph::DType::kFloat32, xs});
+    g->add_node("add", "Add", {x, cv}, {y}, "", 13);
+    y->is_graph_output = true;
+    g->outputs().push_back(y);
+    model::OmModel om;
+    om.graph = g;
+    om.meta.producer = "OpenACL test";
+    om.meta.gears = gears;
+    std::string bytes;
+    Status st = model::write_om(om, &bytes);
+    if (!st.ok()) {
+        if (err != nullptr) *err = st.message();
+        return std::string();
+    }
+    return bytes;
+}
+
 }  // namespace mdltest
 
 #endif  // OPENACL_TESTS_CAPI_TEST_MDL_UTIL_H_
