@@ -195,6 +195,7 @@ aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset* input, aclmdlDatas
     OPENACL_RETURN_IF_ERROR(capi::require_init());
     std::shared_ptr<capi::ModelEntry> entry;
     OPENACL_RETURN_IF_ERROR(capi::find_model(modelId, &entry));
+    OPENACL_RETURN_IF_ERROR(entry->check_context_alive());
     std::shared_ptr<rt::Context> ctx;
     OPENACL_RETURN_IF_ERROR(runtime().current_context(&ctx));
     OPENACL_RETURN_IF_ERROR(capi::check_model_device(*entry, ctx->device(), "the current context"));
@@ -211,6 +212,7 @@ aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset* input, aclmdl
     OPENACL_RETURN_IF_ERROR(capi::require_init());
     std::shared_ptr<capi::ModelEntry> entry;
     OPENACL_RETURN_IF_ERROR(capi::find_model(modelId, &entry));
+    OPENACL_RETURN_IF_ERROR(entry->check_context_alive());
     rt::Stream* s = nullptr;
     std::shared_ptr<rt::Stream> keep;
     OPENACL_RETURN_IF_ERROR(runtime().resolve_stream(stream, &s, &keep));
@@ -226,6 +228,7 @@ aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset* input, aclmdl
           std::shared_ptr<rt::Context> cur;
           if (!runtime().current_context(&cur).ok() || cur->device() != entry->device())
             (void)runtime().set_current_context(stream_context);
+          OPENACL_RETURN_IF_ERROR(entry->check_context_alive());
           capi::ExecutionScope scope;
           OPENACL_RETURN_IF_ERROR(scope.begin(entry, "queued aclmdlExecuteAsync"));
           return with_model_id(entry->id(), scope.model().execute(ins, outs));

@@ -41,8 +41,9 @@ Status unknown_id(uint32_t id) {
 Status ModelEntry::begin_execution(const char* what, std::shared_ptr<model::LoadedModel>* out) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!model_)
-    return Errorf(code::kInvalidModelId, "model %u was unloaded before this %s ran; unload only after the stream "
-                                         "that executes it is synchronised",
+    return Errorf(code::kInvalidModelId,
+                  "model %u was unloaded before this %s ran; unload a model only after its executions returned "
+                  "and the streams that execute it are synchronised",
                   id_, what);
   ++running_;
   *out = model_;
@@ -70,6 +71,26 @@ void ModelEntry::unload() {
   // (GetCurOutputDims sees the model gone), so this is the last reference
   // unless an execution is starting; begin_execution refuses those now.
   doomed.reset();
+}
+
+Status ModelEntry::check_context_alive() const {
+  if (context_->alive()) return Status::Ok();
+  return Errorf(code::kInvalidModelId,
+                "model %u was loaded under a context of device %d that no longer exists (aclrtResetDevice, "
+                "aclrtDestroyContext or aclFinalize released it, and the model's memory with it); unload the model "
+                "and load it again",
+                id_, device_);
+}
+
+size_t unload_all_models() {
+  std::map<uint32_t, std::shared_ptr<ModelEntry>> all;
+  {
+    Table& t = table();
+    std::lock_guard<std::mutex> lock(t.mutex);
+    all.swap(t.models);
+  }
+  for (auto& [id, entry] : all) entry->unload();
+  return all.size();
 }
 
 Status register_model(std::shared_ptr<model::LoadedModel> model, std::shared_ptr<rt::Context> context,

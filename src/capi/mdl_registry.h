@@ -58,6 +58,11 @@ class ModelEntry {
   // Refuses further executions, waits for running ones, drops the model.
   void unload();
 
+  // kInvalidModelId when the context the model was loaded under is gone
+  // (aclrtResetDevice, aclrtDestroyContext, aclFinalize): its memory went (or
+  // goes) with it, so the model must not run; unload and load it again.
+  Status check_context_alive() const;
+
  private:
   const uint32_t id_;
   mutable std::mutex mutex_;
@@ -95,6 +100,9 @@ Status register_model(std::shared_ptr<model::LoadedModel> model, std::shared_ptr
 Status find_model(uint32_t id, std::shared_ptr<ModelEntry>* out);
 // Takes the id out of the table; kInvalidModelId if it is not loaded.
 Status remove_model(uint32_t id, std::shared_ptr<ModelEntry>* out);
+// Unloads every model (waiting for running executions); returns how many.
+// For aclFinalize, which releases all device memory: models must go first.
+size_t unload_all_models();
 
 // kRtModelContext when `device` is not the model's device. `where` says which
 // context or stream was used ("the current context", "stream 0x...").

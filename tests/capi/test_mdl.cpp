@@ -760,6 +760,28 @@ TEST_F(MdlTest, MemoryIsReleasedAtUnload) {
     EXPECT_GT(free_after, free_loaded) << "the model's memory should count against the device until unload";
 }
 
+TEST_F(MdlTest, ModelsDoNotOutliveTheirContext) {
+    uint32_t id = LoadMem(onnx_);
+    ASSERT_EQ(aclrtResetDevice(0), ACL_SUCCESS);  // releases the context the model was loaded under
+    ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+    {
+        AddReluIo io;
+        EXPECT_EQ(aclmdlExecute(id, io.in.get(), io.out.get()), ACL_ERROR_INVALID_MODEL_ID);
+        EXPECT_TRUE(Contains(RecentErrMsg(), "load it again"));
+        EXPECT_EQ(aclmdlExecuteAsync(id, io.in.get(), io.out.get(), nullptr), ACL_ERROR_INVALID_MODEL_ID);
+        EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
+    }
+
+    // Across aclFinalize (which frees all device memory) and a new aclInit.
+    id = LoadMem(onnx_);
+    ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+    ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS);
+    ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+    AddReluIo io2;
+    EXPECT_EQ(aclmdlExecute(id, io2.in.get(), io2.out.get()), ACL_ERROR_INVALID_MODEL_ID);
+    EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
+}
+
 TEST_F(MdlTest, ConcurrentExecutesOfOneModel) {
     uint32_t id = LoadMem(onnx_);
     aclrtContext ctx = nullptr;
@@ -807,6 +829,11 @@ TEST_F(MdlTest, OtherDeviceContextIsRefused) {
     ASSERT_EQ(aclrtSetDevice(1), ACL_SUCCESS);
     EXPECT_EQ(aclmdlExecute(id, io.in.get(), io.out.get()), ACL_ERROR_RT_MODEL_CONTEXT);
     EXPECT_TRUE(Contains(RecentErrMsg(), "device 0"));
+    aclrtStream dev1_stream = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&dev1_stream), ACL_SUCCESS);
+    EXPECT_EQ(aclmdlExecuteAsync(id, io.in.get(), io.out.get(), dev1_stream), ACL_ERROR_RT_MODEL_CONTEXT);
+    EXPECT_EQ(aclmdlExecuteAsync(id, io.in.get(), io.out.get(), nullptr), ACL_ERROR_RT_MODEL_CONTEXT);
+    EXPECT_EQ(aclrtDestroyStream(dev1_stream), ACL_SUCCESS);
     // Another context on the model's device is fine.
     aclrtContext other = nullptr;
     ASSERT_EQ(aclrtCreateContext(&other, 0), ACL_SUCCESS);
