@@ -822,6 +822,62 @@ TEST_F(MdlTest, ConcurrentExecutesOfOneModel) {
     EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
 }
 
+TEST_F(MdlTest, UnloadRacingExecutesNeverCrashes) {
+    uint32_t id = LoadMem(onnx_);
+    aclrtContext ctx = nullptr;
+    ASSERT_EQ(aclrtGetCurrentContext(&ctx), ACL_SUCCESS);
+    std::atomic<int> ok{0}, gone{0}, other{0};
+    std::atomic<bool> started{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 3; ++t) {
+        threads.emplace_back([&] {
+            if (aclrtSetCurrentContext(ctx) != ACL_SUCCESS) {
+                other++;
+                return;
+            }
+            AddReluIo io;
+            for (int iter = 0; iter < 200; ++iter) {
+                aclError r = aclmdlExecute(id, io.in.get(), io.out.get());
+                started = true;
+                if (r == ACL_SUCCESS) {
+                    ok++;
+                } else if (r == ACL_ERROR_INVALID_MODEL_ID) {
+                    gone++;
+                    break;
+                } else {
+                    other++;
+                }
+            }
+        });
+    }
+    while (!started.load()) std::this_thread::yield();
+    EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
+    for (auto &th : threads) th.join();
+    EXPECT_EQ(other.load(), 0);
+    EXPECT_GT(ok.load(), 0);
+}
+
+TEST_F(MdlTest, AsyncExecutesOnSeveralStreams) {
+    uint32_t id = LoadMem(onnx_);
+    constexpr int kStreams = 3;
+    aclrtStream streams[kStreams];
+    std::vector<std::unique_ptr<AddReluIo>> ios;
+    for (int i = 0; i < kStreams; ++i) {
+        ASSERT_EQ(aclrtCreateStream(&streams[i]), ACL_SUCCESS);
+        ios.push_back(std::make_unique<AddReluIo>());
+    }
+    for (int round = 0; round < 10; ++round)
+        for (int i = 0; i < kStreams; ++i)
+            ASSERT_EQ(aclmdlExecuteAsync(id, ios[i]->in.get(), ios[i]->out.get(), streams[i]), ACL_SUCCESS)
+                << RecentErrMsg();
+    for (int i = 0; i < kStreams; ++i) {
+        EXPECT_EQ(aclrtSynchronizeStream(streams[i]), ACL_SUCCESS) << RecentErrMsg();
+        ios[i]->Check();
+        EXPECT_EQ(aclrtDestroyStream(streams[i]), ACL_SUCCESS);
+    }
+    EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
+}
+
 TEST_F(MdlTest, OtherDeviceContextIsRefused) {
     if (device_count_ < 2) GTEST_SKIP() << "needs two devices";
     uint32_t id = LoadMem(onnx_);
