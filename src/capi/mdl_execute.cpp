@@ -4,7 +4,9 @@
 // stream is on the model's device (mdl_registry.h), the datasets are live and
 // hold one buffer per model input (the gear input included) and output, and
 // each buffer is memory the registry accepts (check_io_memory). The model then
-// checks every buffer's size against the tensor it carries.
+// checks every buffer's size against the tensor it carries; for
+// aclmdlExecuteAsync the fixed-size tensors are checked here before queueing,
+// so only gear and free-dim sizes can fail at the stream's synchronisation.
 //
 // aclmdlExecuteAsync reads the datasets at queue time; the queued task holds
 // the model's table entry and runs the model when the stream reaches it. If
@@ -16,6 +18,7 @@
 
 #include "capi/capi.h"
 #include "capi/mdl_registry.h"
+#include "graph/dtype.h"
 
 using namespace openacl;
 using capi::guarded;
@@ -102,6 +105,41 @@ Status prepare(const capi::ModelEntry& entry, const aclmdlDataset* input, const 
   for (size_t i = 0; i < outs->size(); ++i)
     OPENACL_RETURN_IF_ERROR(capi::check_io_memory(
         (*outs)[i], strformat("output %zu ('%s') of model %u", i, info.outputs[i].name.c_str(), entry.id()), api));
+  return Status::Ok();
+}
+
+std::string type_str(const model::IoInfo& io) {
+  std::string s = std::string(graph::dtype_name(io.dtype)) + "[";
+  for (size_t i = 0; i < io.dims.size(); ++i) s += (i ? "," : "") + std::to_string(io.dims[i]);
+  return s + "]";
+}
+
+// The size checks that need no execution, for aclmdlExecuteAsync: a buffer
+// too small for a tensor of fixed size is refused when queued rather than at
+// the stream's synchronisation. (Gear and free-dim tensors are checked by the
+// model when it runs, against the gear or shape then in force.)
+Status check_fixed_sizes(const capi::ModelEntry& entry, const model::ModelInfo& info,
+                         const std::vector<model::IoBuffer>& ins, const std::vector<model::IoBuffer>& outs) {
+  auto fixed = [](const model::IoInfo& io) {
+    if (io.bytes == 0) return false;
+    for (int64_t d : io.dims)
+      if (d < 0) return false;
+    return true;
+  };
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const model::IoInfo& io = info.inputs[i];
+    if (fixed(io) && ins[i].size < io.bytes)
+      return Errorf(code::kModelInputNotMatch, "model %u: input %zu ('%s'): the model expects %zu bytes (%s), the "
+                                               "buffer holds %zu bytes",
+                    entry.id(), i, io.name.c_str(), io.bytes, type_str(io).c_str(), ins[i].size);
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const model::IoInfo& io = info.outputs[i];
+    if (fixed(io) && info.gears.empty() && outs[i].size < io.bytes)
+      return Errorf(code::kModelOutputNotMatch, "model %u: output %zu ('%s'): the model writes %zu bytes (%s), the "
+                                                "buffer holds %zu bytes; allocate aclmdlGetOutputSizeByIndex bytes",
+                    entry.id(), i, io.name.c_str(), io.bytes, type_str(io).c_str(), outs[i].size);
+  }
   return Status::Ok();
 }
 
@@ -220,6 +258,11 @@ aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset* input, aclmdl
         *entry, s->device(), stream ? strformat("stream %p", static_cast<void*>(stream)) : "the default stream"));
     std::vector<model::IoBuffer> ins, outs;
     OPENACL_RETURN_IF_ERROR(prepare(*entry, input, output, "aclmdlExecuteAsync", &ins, &outs));
+    {
+      std::shared_ptr<model::LoadedModel> m;
+      OPENACL_RETURN_IF_ERROR(loaded_model(*entry, &m));
+      OPENACL_RETURN_IF_ERROR(check_fixed_sizes(*entry, m->info(), ins, outs));
+    }
     rt::Context* stream_context = s->context();
     s->enqueue(
         [entry, ins = std::move(ins), outs = std::move(outs), stream_context]() -> Status {

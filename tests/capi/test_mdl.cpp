@@ -654,6 +654,17 @@ TEST_F(MdlTest, ExecuteRefusesMismatchedBuffers) {
         in.Add(x).Add(b);
         out.Add(y).Add(small);
         EXPECT_EQ(aclmdlExecute(id, in.get(), out.get()), ACL_ERROR_MODEL_OUTPUT_NOT_MATCH);
+        // Queued executions are checked before they are queued.
+        EXPECT_EQ(aclmdlExecuteAsync(id, in.get(), out.get(), nullptr), ACL_ERROR_MODEL_OUTPUT_NOT_MATCH);
+        std::string msg = RecentErrMsg();
+        EXPECT_TRUE(Contains(msg, "24 bytes") && Contains(msg, "float32[2,3]")) << msg;
+    }
+    {
+        Dataset in, out;
+        in.Add(x).Add(small);
+        out.Add(y).Add(z);
+        EXPECT_EQ(aclmdlExecuteAsync(id, in.get(), out.get(), nullptr), ACL_ERROR_MODEL_INPUT_NOT_MATCH);
+        EXPECT_EQ(aclrtSynchronizeStream(nullptr), ACL_SUCCESS);  // nothing was queued
     }
     {
         // A buffer that claims more bytes than its block holds.
