@@ -1010,6 +1010,53 @@ TEST_F(MdlGearTest, SetBatchThenExecute) {
     EXPECT_EQ(dims.dims[0], 4);
 }
 
+TEST_F(MdlGearTest, DescFromFileAndQuerySizeOfAnOm) {
+    TempFile file(om_, ".om");
+    aclmdlDesc *d = aclmdlCreateDesc();
+    ASSERT_EQ(aclmdlGetDescFromFile(d, file.path()), ACL_SUCCESS) << RecentErrMsg();
+    EXPECT_EQ(aclmdlGetNumInputs(d), 2u);
+    EXPECT_EQ(aclmdlGetInputSizeByIndex(d, 0), aclmdlGetInputSizeByIndex(desc_, 0));
+    aclmdlBatch batch;
+    ASSERT_EQ(aclmdlGetDynamicBatch(d, &batch), ACL_SUCCESS);
+    EXPECT_EQ(batch.batchCount, 3u);
+    aclmdlIODims dims;
+    ASSERT_EQ(aclmdlGetCurOutputDims(d, 0, &dims), ACL_SUCCESS);  // not from a loaded model: the largest gear
+    EXPECT_EQ(dims.dims[0], 4);
+    aclmdlDestroyDesc(d);
+    size_t work_file = 0, weight_file = 0, work_mem = 0, weight_mem = 0;
+    ASSERT_EQ(aclmdlQuerySize(file.path(), &work_file, &weight_file), ACL_SUCCESS) << RecentErrMsg();
+    ASSERT_EQ(aclmdlQuerySizeFromMem(om_.data(), om_.size(), &work_mem, &weight_mem), ACL_SUCCESS);
+    EXPECT_EQ(work_file, work_mem);
+    EXPECT_EQ(weight_file, weight_mem);
+    EXPECT_GE(weight_file, 16u);  // C
+}
+
+TEST_F(MdlGearTest, UserMemoryCoversTheLargestGear) {
+    size_t work = 0, weight = 0;
+    ASSERT_EQ(aclmdlQuerySizeFromMem(om_.data(), om_.size(), &work, &weight), ACL_SUCCESS) << RecentErrMsg();
+    DevMem work_mem(work > 0 ? work : 64), weight_mem(weight > 0 ? weight : 64);
+    uint32_t id = 0;
+    ASSERT_EQ(aclmdlLoadFromMemWithMem(om_.data(), om_.size(), &id, work > 0 ? work_mem.get() : nullptr, work,
+                                       weight > 0 ? weight_mem.get() : nullptr, weight),
+              ACL_SUCCESS)
+        << RecentErrMsg();
+    DevMem x(64), shape(aclmdlGetInputSizeByIndex(desc_, 1)), y(64);
+    float xs[16];
+    for (int i = 0; i < 16; ++i) xs[i] = static_cast<float>(i) * 0.5f;
+    x.Put(xs, sizeof xs);
+    Dataset in, out;
+    in.Add(x).Add(shape);
+    out.Add(y);
+    for (uint64_t batch : {4u, 1u, 2u}) {
+        ASSERT_EQ(aclmdlSetDynamicBatchSize(id, in.get(), 1, batch), ACL_SUCCESS) << RecentErrMsg();
+        ASSERT_EQ(aclmdlExecute(id, in.get(), out.get()), ACL_SUCCESS) << RecentErrMsg();
+        float ys[16];
+        y.Get(ys, sizeof ys);
+        for (uint64_t i = 0; i < batch * 4; ++i) EXPECT_FLOAT_EQ(ys[i], xs[i] + static_cast<float>(i % 4 + 1));
+    }
+    EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
+}
+
 TEST_F(MdlGearTest, WithoutTheGearBufferTheCountIsWrong) {
     DevMem x(64), y(64);
     Dataset in, out;
