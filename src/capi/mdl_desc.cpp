@@ -30,7 +30,6 @@ struct aclmdlDesc {
   std::shared_ptr<openacl::capi::ModelEntry> entry;  // set by aclmdlGetDesc
   std::vector<std::string> input_names;             // as shown (<= 127 chars)
   std::vector<std::string> output_names;
-  size_t largest_gear = 0;  // index into info.gear_output_dims
 };
 
 using namespace openacl;
@@ -73,12 +72,6 @@ std::string shown_name(const std::string& real, uint32_t id, const char* kind, s
   return strformat("acl_modelId_%u_%s_%zu", id, kind, index);
 }
 
-uint64_t gear_weight(const std::vector<int64_t>& values) {
-  uint64_t p = 1;
-  for (int64_t v : values) p *= static_cast<uint64_t>(v > 0 ? v : 1);
-  return p;
-}
-
 void fill(aclmdlDesc* d, model::ModelInfo info, uint32_t id, std::shared_ptr<capi::ModelEntry> entry) {
   d->info = std::move(info);
   d->model_id = id;
@@ -89,10 +82,6 @@ void fill(aclmdlDesc* d, model::ModelInfo info, uint32_t id, std::shared_ptr<cap
     d->input_names.push_back(shown_name(d->info.inputs[i].name, id, "input", i));
   for (size_t i = 0; i < d->info.outputs.size(); ++i)
     d->output_names.push_back(shown_name(d->info.outputs[i].name, id, "output", i));
-  d->largest_gear = 0;
-  const auto& gears = d->info.gears.gears;
-  for (size_t g = 1; g < gears.size(); ++g)
-    if (gear_weight(gears[g]) > gear_weight(gears[d->largest_gear])) d->largest_gear = g;
   d->filled = true;
 }
 
@@ -107,11 +96,9 @@ Status fill_dims(aclmdlIODims* out, const std::string& name, const std::vector<i
   return Status::Ok();
 }
 
-// The output dims GetOutputDims reports: the largest gear's for gear models.
+// The output dims GetOutputDims reports: ModelInfo's, which for gear models
+// are the largest gear's (spec §3.3).
 const std::vector<int64_t>& static_output_dims(const aclmdlDesc& d, size_t index) {
-  const auto& per_gear = d.info.gear_output_dims;
-  if (!d.info.gears.empty() && d.largest_gear < per_gear.size() && index < per_gear[d.largest_gear].size())
-    return per_gear[d.largest_gear][index];
   return d.info.outputs[index].dims;
 }
 
