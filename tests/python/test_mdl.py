@@ -502,10 +502,19 @@ def test_execute_async_is_ordered_with_callbacks(device, linear, stream, server,
     ok(acl.mdl.unload(model_id))
 
 
-def test_execute_from_many_threads(context, linear, io):
+@pytest.mark.parametrize("memory", ["library", "user"])
+def test_execute_from_many_threads(context, linear, io, dev_buf, memory):
     """One model, executed from several Python threads at once (the binding
-    releases the GIL), each with its own buffers."""
-    model_id = load(linear.path)
+    releases the GIL), each with its own buffers. With user work memory the
+    library serialises the executions; results must be right either way."""
+    if memory == "library":
+        model_id = load(linear.path)
+    else:
+        work, weight, ret = acl.mdl.query_size(str(linear.path))
+        ok(ret)
+        model_id, ret = acl.mdl.load_from_file_with_mem(str(linear.path), dev_buf(max(work, 1)), work,
+                                                        dev_buf(weight), weight)
+        ok(ret, "load_from_file_with_mem")
     threads_n, rounds = 4, 25
     ios = [(io([16]), io([12])) for _ in range(threads_n)]
     errors = []
@@ -530,6 +539,54 @@ def test_execute_from_many_threads(context, linear, io):
         t.join(60)
     assert errors == []
     ok(acl.mdl.unload(model_id))
+
+
+UNLOAD_BEHIND_CALLBACK = r"""
+import sys, threading
+import numpy as np
+import acl
+path = sys.argv[1]
+assert acl.init() == 0 and acl.rt.set_device(0) == 0
+ctx, _ = acl.rt.get_context()
+stop = False
+def serve():
+    acl.rt.set_context(ctx)
+    while not stop:
+        acl.rt.process_report(20)
+server = threading.Thread(target=serve, daemon=True)
+server.start()
+stream, _ = acl.rt.create_stream()
+assert acl.rt.subscribe_report(server.ident, stream) == 0
+model_id, ret = acl.mdl.load_from_file(path)
+assert ret == 0, ret
+ptrs, datasets = [], []
+for size in (16, 12):
+    p, _ = acl.rt.malloc(size, 0)
+    ds = acl.mdl.create_dataset()
+    acl.mdl.add_dataset_buffer(ds, acl.create_data_buffer(p, size))
+    ptrs.append(p); datasets.append(ds)
+x = np.array([[1, 2, 3, 4]], np.float32)
+assert acl.rt.memcpy(ptrs[0], 16, x.ctypes.data, 16, 1) == 0
+gate = threading.Event()
+assert acl.rt.launch_callback(lambda _: gate.wait(10), None, 1, stream) == 0
+assert acl.mdl.execute_async(model_id, datasets[0], datasets[1], stream) == 0
+# opened by another Python thread: only possible while unload (which may wait
+# for the queued execution) has released the GIL
+threading.Timer(0.2, gate.set).start()
+assert acl.mdl.unload(model_id) == 0
+assert acl.rt.synchronize_stream(stream) == 0
+stop = True
+server.join(5)
+print("unloaded", gate.is_set())
+"""
+
+
+def test_unload_releases_the_gil(linear):
+    """unload waits for the model's executions in flight; one queued behind a
+    Python callback needs the GIL to finish. Runs in a child: a deadlock is a
+    timeout, not a hung suite."""
+    proc = H.run_python(UNLOAD_BEHIND_CALLBACK, timeout=60, args=(str(linear.path),))
+    assert "unloaded True" in H.check_child(proc)
 
 
 # ---- bad input ----
