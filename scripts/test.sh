@@ -7,6 +7,8 @@
 #   pytest       tests/python against build/python (it also runs every sample)
 #   conformance  ONNX backend node tests executed by the engine, outputs compared
 #                (tests/conformance/node_tests.py, expected_failures.txt)
+#   conformance-om  the same tests through the .om round trip (optimise, encode,
+#                decode, compile: what atc + aclmdlLoad do)
 #   models       real models (scripts/make_models.py: ResNet-50, MobileNetV2,
 #                BERT-base-like, LR-ASPP segmentation, dynamic-batch ResNet-18)
 #                run by the engine and compared with onnxruntime (tests/models)
@@ -184,6 +186,7 @@ run_step ctest "build" ctest_in build
 run_step pytest "build" pytest_suite
 run_step install "build" bash scripts/install_check.sh build
 run_step conformance "build" "$PY" tests/conformance/node_tests.py --build build
+run_step conformance-om "build" "$PY" tests/conformance/node_tests.py --build build --via-om
 run_step models "build" real_models
 if [[ $QUICK -eq 0 ]]; then
   run_step fuzz "" fuzz_importer
