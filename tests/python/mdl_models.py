@@ -125,6 +125,28 @@ def two_inputs(directory, name="two_inputs"):
                  lambda a, b: [a - b])
 
 
+def classifier(directory, size=32, classes=10, name="classifier", seed=3):
+    """scores[1, classes] = Gemm(Flatten(GlobalAveragePool(Relu(Conv3x3 stride 2(x))))),
+    x [1, 3, size, size]: the shape of an image classifier, small."""
+    rng = np.random.default_rng(seed)
+    cw = rng.uniform(-1, 1, (8, 3, 3, 3)).astype(np.float32)
+    cb = rng.uniform(-0.5, 0.5, 8).astype(np.float32)
+    fw = rng.uniform(-1, 1, (8, classes)).astype(np.float32)
+    fb = rng.uniform(-0.5, 0.5, classes).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "CW", "CB"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                          strides=[2, 2]),
+         helper.make_node("Relu", ["c"], ["r"], name="relu"),
+         helper.make_node("GlobalAveragePool", ["r"], ["p"], name="pool"),
+         helper.make_node("Flatten", ["p"], ["f"], name="flatten"),
+         helper.make_node("Gemm", ["f", "FW", "FB"], ["scores"], name="fc")],
+        name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, size, size])],
+        [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, classes])],
+        [numpy_helper.from_array(a, n) for a, n in ((cw, "CW"), (cb, "CB"), (fw, "FW"), (fb, "FB"))])
+    return Model(_save(graph, directory, name), [("x", [1, 3, size, size])], [("scores", [1, classes])], None)
+
+
 def run_atc(atc, model, output, *options, cwd=None):
     """Runs `atc --model=<model> --framework=5 --output=<output> --soc_version=Ascend310 <options>`;
     returns the CompletedProcess (<output>.om is written on success)."""

@@ -24,6 +24,11 @@ PYTHON_SAMPLES = {
     "model_dynamic.py": ["model_dynamic: OK", "batch 4  : images 0..3", "image 24x32: output dims [1, 4, 24, 32]"],
 }
 
+# Samples that take a model argument: run by test_python_sample_with_model.
+MODEL_ARGUMENT_SAMPLES = {
+    "resnet50_classify.py": ["resnet50_classify: OK", "top 5 (class: probability):", "execute median"],
+}
+
 # Samples that need build/bin/atc (they find it through $OPENACL_ATC).
 NEEDS_ATC = {"model_dynamic.py"}
 
@@ -36,7 +41,7 @@ TIME_LIMIT_S = 10  # each sample is meant to run in a second or two
 
 def test_every_python_sample_is_listed():
     on_disk = {p.name for p in (SAMPLES / "python").glob("*.py")}
-    assert on_disk == set(PYTHON_SAMPLES)
+    assert on_disk == set(PYTHON_SAMPLES) | set(MODEL_ARGUMENT_SAMPLES)
 
 
 def test_every_c_sample_is_listed():
@@ -71,6 +76,25 @@ def test_python_sample(name):
     proc = subprocess.run([sys.executable, str(SAMPLES / "python" / name)], env=env,
                           cwd=str(H.REPO_ROOT), capture_output=True, text=True, timeout=60)
     _check(proc, PYTHON_SAMPLES[name], time.monotonic() - t0)
+
+
+def test_python_sample_with_model(tmp_path):
+    """resnet50_classify.py on a small classifier built here (any model taking one
+    NCHW float32 image will do; scripts/quickstart.sh runs it on ResNet-50)."""
+    import mdl_models
+    model = mdl_models.classifier(tmp_path, size=32, classes=10)
+    args = [str(model.path), "--runs", "2"]
+    try:
+        import onnxruntime  # noqa: F401
+        args += ["--onnx", str(model.path)]
+    except ImportError:
+        pass
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, str(SAMPLES / "python" / "resnet50_classify.py"), *args],
+                          env=H.child_env(), cwd=str(tmp_path), capture_output=True, text=True, timeout=60)
+    _check(proc, MODEL_ARGUMENT_SAMPLES["resnet50_classify.py"], time.monotonic() - t0)
+    if "--onnx" in args:
+        assert "largest difference from onnxruntime" in proc.stdout
 
 
 @pytest.mark.parametrize("name", sorted(C_SAMPLES))
