@@ -9,6 +9,8 @@
  * divided by its calls is one sample. Prints median, p90 and minimum in ns per
  * call (JSON with --json). bench/mdl_bench.py builds the model and runs this.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -11,6 +11,8 @@
  * Exit status 0 on success, 1 on any failure (the call, its code and
  * aclGetRecentErrMsg() are printed).
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
