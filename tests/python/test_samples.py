@@ -45,9 +45,13 @@ def test_every_python_sample_is_listed():
     assert on_disk == set(PYTHON_SAMPLES) | set(MODEL_ARGUMENT_SAMPLES)
 
 
+# C samples that take a model argument: run by test_c_sample_with_model.
+C_MODEL_ARGUMENT_SAMPLES = {"model_run"}
+
+
 def test_every_c_sample_is_listed():
     on_disk = {p.stem for p in (SAMPLES / "c").glob("*.c")}
-    assert on_disk == set(C_SAMPLES)
+    assert on_disk == set(C_SAMPLES) | C_MODEL_ARGUMENT_SAMPLES
 
 
 def _check(proc, expected, elapsed):
@@ -95,18 +99,48 @@ def test_python_sample_with_model(tmp_path):
         assert "largest difference from onnxruntime" in proc.stdout
 
 
+def _c_env():
+    env = H.child_env()
+    lib_dir = H.build_dir() / "lib"
+    env["LD_LIBRARY_PATH"] = str(lib_dir) + (os.pathsep + env["LD_LIBRARY_PATH"]
+                                             if env.get("LD_LIBRARY_PATH") else "")
+    return env
+
+
 @pytest.mark.parametrize("name", sorted(C_SAMPLES))
 def test_c_sample(name):
     exe = H.build_dir() / "bin" / name
     if not exe.exists():
         pytest.skip(f"{exe} not built")
-    env = H.child_env()
-    lib_dir = H.build_dir() / "lib"
-    env["LD_LIBRARY_PATH"] = str(lib_dir) + (os.pathsep + env["LD_LIBRARY_PATH"]
-                                             if env.get("LD_LIBRARY_PATH") else "")
     t0 = time.monotonic()
-    proc = subprocess.run([str(exe)], env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([str(exe)], env=_c_env(), capture_output=True, text=True, timeout=60)
     _check(proc, C_SAMPLES[name], time.monotonic() - t0)
+
+
+def test_c_sample_with_model(tmp_path):
+    """model_run on an ONNX model with two outputs, then on a gear .om from atc."""
+    import mdl_models
+    exe = H.build_dir() / "bin" / "model_run"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    model = mdl_models.two_outputs(tmp_path)
+    t0 = time.monotonic()
+    proc = subprocess.run([str(exe), str(model.path), "--loop", "2"], env=_c_env(), capture_output=True,
+                          text=True, timeout=60)
+    _check(proc, ["model_run: OK", "output 0 'sum': dims [2,3]", "output 1 'prod': dims [2,3]", "2 run(s)"],
+           time.monotonic() - t0)
+    atc = H.build_dir() / "bin" / "atc"
+    if not atc.exists():
+        return
+    dyn = mdl_models.linear(tmp_path, batch="N", name="linear_gears")
+    built = mdl_models.run_atc(atc, dyn.path, tmp_path / "linear_gears", "--input_shape=x:-1,4",
+                               "--dynamic_batch_size=2,4", cwd=tmp_path)
+    assert built.returncode == 0, built.stderr
+    t0 = time.monotonic()
+    proc = subprocess.run([str(exe), str(tmp_path / "linear_gears.om")], env=_c_env(), capture_output=True,
+                          text=True, timeout=60)
+    _check(proc, ["model_run: OK", "2 input(s), 1 output(s)", "dynamic batch: running batch 2"],
+           time.monotonic() - t0)
 
 
 def test_python_sample_fails_loudly_without_devices():
