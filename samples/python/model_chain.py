@@ -164,7 +164,8 @@ def run(folder, cleanup):
         want = reference(x)
         if not np.allclose(probs, want, rtol=1e-4, atol=1e-6):
             raise SampleError(f"{mode}: probabilities {probs} differ from numpy {want}")
-        print(f"  {mode:<13}: probabilities {np.round(probs[0], 4).tolist()} (sum {probs.sum():.4f}), "
+        shown = ", ".join(f"{p:.4f}" for p in probs[0])
+        print(f"  {mode:<13}: probabilities [{shown}] (sum {probs.sum():.4f}), "
               f"match numpy; 1 copy in, 1 copy out")
 
 

@@ -118,7 +118,10 @@ def run(folder, cleanup):
         check_ret(f"acl.mdl.add_dataset_buffer ({what})", ret)
         datasets.append(dataset)
 
-    images = np.random.default_rng(11).uniform(0, 1, (IMAGES, CHANNELS, HEIGHT, WIDTH)).astype(np.float32)
+    rng = np.random.default_rng(11)
+    # noise around a per-image colour, so that the images are told apart
+    images = (rng.uniform(-0.5, 0.5, (IMAGES, CHANNELS, HEIGHT, WIDTH))
+              + rng.uniform(-2, 2, (IMAGES, CHANNELS, 1, 1))).astype(np.float32)
     scores = np.zeros((IMAGES, CLASSES), np.float32)
     batch_out = np.zeros((batch, CLASSES), np.float32)
     for first in range(0, IMAGES, batch):
