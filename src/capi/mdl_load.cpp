@@ -73,8 +73,7 @@ Status check_model_bytes(const void* model, size_t size) {
 
 // One user region of a *WithMem load: device memory of the model's device
 // holding at least `needed` bytes.
-Status check_user_region(void* ptr, size_t given, size_t needed, int device, const char* ptr_name,
-                         const char* size_name) {
+Status check_user_region(void* ptr, size_t given, int device, const char* ptr_name) {
   if (!ptr) return Status::Ok();  // the library allocates this region
   auto a = runtime().memory().find(ptr);
   if (!a || a->kind != rt::MemKind::kDevice)
@@ -83,13 +82,7 @@ Status check_user_region(void* ptr, size_t given, size_t needed, int device, con
   if (a->device != device)
     return Errorf(code::kInvalidParam, "%s %p is memory of device %d but the model loads on device %d", ptr_name,
                   ptr, a->device, device);
-  OPENACL_RETURN_IF_ERROR(runtime().check_range_in_one_allocation(ptr, given, ptr_name));
-  if (given < needed)
-    return Errorf(code::kInvalidParam,
-                  "%s %zu is smaller than the %zu bytes the model needs; pass the size aclmdlQuerySize reports "
-                  "(or NULL/0 to let the library allocate)",
-                  size_name, given, needed);
-  return Status::Ok();
+  return runtime().check_range_in_one_allocation(ptr, given, ptr_name);
 }
 
 Status load(const LoadRequest& req, uint32_t* modelId) {
@@ -102,12 +95,10 @@ Status load(const LoadRequest& req, uint32_t* modelId) {
   options.base_dir = req.base_dir;
   options.allocator = capi::device_allocator(ctx);
   if (req.with_mem && (req.work || req.weight)) {
-    model::ModelInfo info;
-    OPENACL_RETURN_IF_ERROR(model::describe(req.data, req.size, req.base_dir, &info));
-    OPENACL_RETURN_IF_ERROR(
-        check_user_region(req.work, req.work_size, info.work_size, ctx->device(), "workPtr", "workSize"));
-    OPENACL_RETURN_IF_ERROR(
-        check_user_region(req.weight, req.weight_size, info.weight_size, ctx->device(), "weightPtr", "weightSize"));
+    // Where the regions are is checked here; whether they are large enough,
+    // by LoadedModel::load against the plan it makes (no second compile).
+    OPENACL_RETURN_IF_ERROR(check_user_region(req.work, req.work_size, ctx->device(), "workPtr"));
+    OPENACL_RETURN_IF_ERROR(check_user_region(req.weight, req.weight_size, ctx->device(), "weightPtr"));
     if (req.work && req.weight) {
       auto w0 = reinterpret_cast<uintptr_t>(req.work), g0 = reinterpret_cast<uintptr_t>(req.weight);
       if (w0 < g0 + req.weight_size && g0 < w0 + req.work_size)
