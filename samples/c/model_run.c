@@ -11,6 +11,8 @@
  * Exit status 0 on success, 1 on any failure (the call, its code and
  * aclGetRecentErrMsg() are printed).
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,13 +64,18 @@ static void print_output(const aclmdlDesc *desc, size_t index, const void *host,
     aclmdlIODims dims;
     size_t d, i, n;
     double sum = 0;
+    size_t elements = 1;
     aclDataType type = aclmdlGetOutputDataType(desc, index);
-    CHECK(aclmdlGetOutputDims(desc, index, &dims));
+    /* The dims of this execution: the gear selected last (the static dims otherwise). */
+    CHECK(aclmdlGetCurOutputDims(desc, index, &dims));
     printf("output %zu '%s': dims [", index, dims.name);
-    for (d = 0; d < dims.dimCount; ++d) printf("%s%lld", d ? "," : "", (long long)dims.dims[d]);
-    printf("], data type %d, %zu bytes", (int)type, bytes);
+    for (d = 0; d < dims.dimCount; ++d) {
+        printf("%s%lld", d ? "," : "", (long long)dims.dims[d]);
+        elements *= (size_t)dims.dims[d];
+    }
+    printf("], data type %d, %zu bytes", (int)type, elements * aclDataTypeSize(type));
     if (type == ACL_FLOAT) {
-        n = bytes / 4;
+        n = elements < bytes / 4 ? elements : bytes / 4;
         for (i = 0; i < n; ++i) sum += ((const float *)host)[i];
         printf(", sum %.6g, first:", sum);
         for (i = 0; i < n && i < 5; ++i) printf(" %.6g", ((const float *)host)[i]);

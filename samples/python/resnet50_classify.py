@@ -99,14 +99,14 @@ class Classifier:
         if image.nbytes != size:
             print(f"{NAME}: the picture has {image.nbytes} bytes; the model takes {size}", file=sys.stderr)
             sys.exit(1)
-        check(acl.rt.memcpy(ptr, size, acl.util.numpy_to_ptr(image), image.nbytes, ACL_MEMCPY_HOST_TO_DEVICE),
+        check(acl.rt.memcpy(ptr, size, image.ctypes.data, image.nbytes, ACL_MEMCPY_HOST_TO_DEVICE),
               "acl.rt.memcpy (host to device)")
         t0 = time.perf_counter()
         check(acl.mdl.execute(self.model_id, self.input_dataset, self.output_dataset), "acl.mdl.execute")
         elapsed = time.perf_counter() - t0
         out_ptr, out_size, _ = self.outputs[0]
         scores = np.empty(out_size // 4, dtype=np.float32)
-        check(acl.rt.memcpy(acl.util.numpy_to_ptr(scores), scores.nbytes, out_ptr, out_size,
+        check(acl.rt.memcpy(scores.ctypes.data, scores.nbytes, out_ptr, out_size,
                             ACL_MEMCPY_DEVICE_TO_HOST), "acl.rt.memcpy (device to host)")
         return scores, elapsed
 

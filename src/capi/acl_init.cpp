@@ -6,6 +6,7 @@
 #include "base/dtype.h"
 #include "base/fp16.h"
 #include "capi/capi.h"
+#include "capi/mdl_registry.h"
 
 using namespace openacl;
 using capi::guarded;
@@ -18,7 +19,12 @@ aclError aclInit(const char* configPath) {
 }
 
 aclError aclFinalize(void) {
-  return guarded(__func__, [&] { return runtime().finalize(true, nullptr); });
+  return guarded(__func__, [&] {
+    // Models still loaded go first, so their memory is released (not reported
+    // as leaked) before the devices are torn down.
+    if (runtime().initialized()) capi::unload_all_models();
+    return runtime().finalize(true, nullptr);
+  });
 }
 
 aclError aclFinalizeReference(uint64_t* refCount) {

@@ -1008,7 +1008,7 @@ Status write_om(const OmModel& model, std::string* bytes) {
   OPENACL_RETURN_IF_ERROR(model.meta.gears.validate());
   GraphWriter gw;
   OPENACL_RETURN_IF_ERROR(gw.graph(*model.graph, 0));
-  const std::string meta = dump(meta_json(model.meta), 1);
+  const std::string meta = dump(meta_json(model.meta), -1);
 
   const size_t table = kHeaderBytes;
   const size_t meta_off = table + kSectionCount * kEntryBytes;
@@ -1149,7 +1149,7 @@ Status open_om(const void* data, size_t size, OmView* out) {
     ranges.emplace_back(s.off, s.size);
     const uint32_t want = get_u32(e + 24), got = crc32c(s.p, s.size);
     if (want != got)
-      return container_error("section %s checksum mismatch (stored 0x%08x, computed 0x%08x): the file is corrupted",
+      return container_error("%s section checksum mismatch (stored 0x%08x, computed 0x%08x): the file is corrupted",
                              section_name(kind), want, got);
   }
   std::sort(ranges.begin(), ranges.end());
