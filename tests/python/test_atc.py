@@ -387,6 +387,7 @@ ERROR_CASES = [
     ("tensorflow", ["--framework=3", "--output={out}"], ["TensorFlow", "not supported by OpenACL", "export"]),
     ("bad_framework", ["--framework=9", "--output={out}"], ["--framework=9"]),
     ("no_output", ["--framework=5"], ["--output is required"]),
+    ("output_is_a_folder", ["--framework=5", "--output={tmp}/"], ["names a folder"]),
     ("output_folder_missing", ["--framework=5", "--output={tmp}/nope/m"], ["does not exist"]),
     ("unknown_option", ["--framework=5", "--output={out}", "--input_shap=x:1,16"],
      ["unknown option '--input_shap'", "--input_shape"]),

@@ -442,6 +442,12 @@ int mode_build(const atc::Options& opt, bool check_only) {
   if (!check_only) {
     out_path = opt.get("output");
     if (out_path.empty()) return fail("--output is empty; give the path of the .om without the extension");
+    if (out_path.back() == '/' || fs::path(out_path).filename() == "." || fs::path(out_path).filename() == "..") {
+      std::string folder = out_path;
+      while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
+      return fail("--output=%s names a folder; give the file name too, without .om (e.g. %s/model)", out_path.c_str(),
+                  folder.c_str());
+    }
     // ATC appends .om; a path that already ends so is taken as meant.
     if (out_path.size() < 3 || out_path.compare(out_path.size() - 3, 3, ".om") != 0) out_path += ".om";
     Status st = check_output_folder("output", out_path);

@@ -30,7 +30,7 @@ const std::vector<std::string> kIgnoredOptions = {
     "enable_compress_weight", "compress_weight_conf", "keep_dtype",          "op_debug_level",
     "enable_scope_fusion_passes", "op_compiler_cache_mode", "op_compiler_cache_dir", "debug_dir",
     "is_input_adjust_hw_layout", "is_output_adjust_hw_layout", "modify_mixlist", "allow_hf32",
-    "virtual_type",       "status_check",            "op_precision_mode",
+    "virtual_type",       "status_check",            "op_precision_mode",    "precision_mode_v2",
 };
 
 const std::vector<std::string> kFlagOptions = {"help", "h", "version"};
