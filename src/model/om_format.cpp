@@ -155,8 +155,14 @@ class GraphWriter {
       enc.i32(version);
     }
     std::unordered_map<const Value*, int32_t> index;
+    std::unordered_set<std::string> names;
     enc.u32(static_cast<uint32_t>(g.values().size()));
     for (const auto& v : g.values()) {
+      // The reader finds values by name (captures resolve by name), so a
+      // name used twice could not be read back; refuse it here.
+      if (v->name.empty() || !names.insert(v->name).second)
+        return Errorf(code::kInvalidParam, "write_om: graph '%s' has %s value name '%s'; value names must be unique",
+                      g.name.c_str(), v->name.empty() ? "an empty" : "a repeated", v->name.c_str());
       index.emplace(v.get(), static_cast<int32_t>(index.size()));
       OPENACL_RETURN_IF_ERROR(value(*v));
     }
@@ -366,8 +372,12 @@ Status meta_error(const char* fmt, ...) {
 }
 
 Status parse_meta(const uint8_t* p, size_t n, OmMeta* out) {
-  json j = json::parse(p, p + n, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return meta_error("not valid JSON");
+  json j;
+  try {
+    j = json::parse(p, p + n);
+  } catch (const json::exception& e) {
+    return meta_error("not valid JSON (%s)", e.what());
+  }
   if (!j.is_object()) return meta_error("not a JSON object");
   OmMeta m;
   auto str = [&](const char* key, std::string* dst) {
