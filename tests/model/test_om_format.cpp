@@ -514,6 +514,9 @@ TEST(OmFormat, DecodedModelCompilesAndRunsLikeTheOriginal) {
   if (const char* seed = std::getenv("OPENACL_OM_SEED_DIR")) std::ofstream(std::string(seed) + "/runnable.om") << bytes;
   ::unlink(path.c_str());
   ::rmdir(dir_tmpl);
+  std::string in_memory;
+  ASSERT_TRUE(write_om(m, &in_memory).ok());
+  EXPECT_EQ(bytes, in_memory) << "the file streams the same bytes";
 
   OmView view;
   st = open_om(bytes.data(), bytes.size(), &view);
