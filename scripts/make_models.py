@@ -130,15 +130,19 @@ def main():
     with open(os.path.abspath(__file__), "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()[:16]
     stamp = os.path.join(out, "STAMP")
-    if only is None and os.path.exists(stamp) and open(stamp).read().strip() == digest:
-        print(f"models in {out} are up to date ({digest})")
-        return 0
+    index = os.path.join(out, "models.json")
+    if os.path.exists(stamp) and open(stamp).read().strip() == digest:
+        have = json.load(open(index)) if os.path.exists(index) else {}
+        if only is None or all(n in have and os.path.exists(os.path.join(out, have[n]["model"])) for n in only):
+            print(f"models in {out} are up to date ({digest})")
+            return 0
     import numpy as np
     import torch
     torch.manual_seed(SEED)
     torch.set_num_threads(os.cpu_count() or 1)
     os.makedirs(out, exist_ok=True)
-    info = {}
+    # --only adds to the models already listed (a partial run keeps the others).
+    info = json.load(open(index)) if only and os.path.exists(index) else {}
     for name, make in MODELS.items():
         if only and name not in only:
             continue
@@ -157,7 +161,7 @@ def main():
         info[name] = {"model": f"{name}.onnx", "inputs": dict(zip(input_names, files)),
                       "dynamic": dynamic is not None}
         print(f"wrote {path} ({os.path.getsize(path) / 1e6:.1f} MB)", flush=True)
-    with open(os.path.join(out, "models.json"), "w") as f:
+    with open(index, "w") as f:
         json.dump(info, f, indent=1)
     if only is None:
         with open(stamp, "w") as f:

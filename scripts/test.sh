@@ -7,11 +7,15 @@
 #   pytest       tests/python against build/python (it also runs every sample)
 #   conformance  ONNX backend node tests executed by the engine, outputs compared
 #                (tests/conformance/node_tests.py, expected_failures.txt)
+#   conformance-om  the same tests through the .om round trip (optimise, encode,
+#                decode, compile: what atc + aclmdlLoad do)
 #   models       real models (scripts/make_models.py: ResNet-50, MobileNetV2,
 #                BERT-base-like, LR-ASPP segmentation, dynamic-batch ResNet-18)
 #                run by the engine and compared with onnxruntime (tests/models)
 #   fuzz         the ONNX importer's libFuzzer target for 60 s on a seed corpus
 #                (build-fuzz/, clang; skipped with a note when clang is absent)
+#   fuzz-om      the .om reader's libFuzzer target for 45 s on .om files atc
+#                builds from small node-test models
 #   install      scripts/install_check.sh: cmake --install, find_package + pkg-config consumers
 #   asan-build   build-asan/: OPENACL_SANITIZE='address;undefined', no Python, no bench
 #   asan-ctest   every CTest test under ASan + UBSan (leak detection on)
@@ -171,6 +175,24 @@ fuzz_importer() {
   build-fuzz/bin/fuzz_onnx_import -max_total_time=60 -rss_limit_mb=2048 -print_final_stats=1 "$corpus"
 }
 
+# The .om reader's libFuzzer target, seeded with .om files atc builds from
+# small node-test models (build-fuzz is configured by fuzz_importer).
+fuzz_om() {
+  if ! command -v clang++ >/dev/null 2>&1; then
+    echo "fuzz-om: clang++ not installed; skipped" >&2
+    return 0
+  fi
+  ninja -C build-fuzz -j"${OPENACL_JOBS:-2}" fuzz_om_reader || return 1
+  local corpus=build-fuzz/corpus-om
+  mkdir -p "$corpus"
+  find build/onnx-node-tests -name model.onnx -size -4k | sort | head -80 | while read -r f; do
+    build/bin/atc --model="$f" --framework=5 --output="$corpus/$(echo "$f" | md5sum | cut -c1-16)" \
+      --log=null >/dev/null 2>&1 || true
+  done
+  echo "fuzz-om: $(ls "$corpus" | wc -l) seed .om files"
+  build-fuzz/bin/fuzz_om_reader -max_total_time=45 -rss_limit_mb=2048 -print_final_stats=1 "$corpus"
+}
+
 SAN_ARGS=(-DOPENACL_BUILD_PYTHON=OFF -DOPENACL_BUILD_BENCH=OFF
           "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g")
 
@@ -184,9 +206,11 @@ run_step ctest "build" ctest_in build
 run_step pytest "build" pytest_suite
 run_step install "build" bash scripts/install_check.sh build
 run_step conformance "build" "$PY" tests/conformance/node_tests.py --build build
+run_step conformance-om "build" "$PY" tests/conformance/node_tests.py --build build --via-om
 run_step models "build" real_models
 if [[ $QUICK -eq 0 ]]; then
   run_step fuzz "" fuzz_importer
+  run_step fuzz-om "build fuzz" fuzz_om
 fi
 if [[ $QUICK -eq 0 ]]; then
   run_step asan-build "" env OPENACL_BUILD_TYPE=RelWithDebInfo bash scripts/build.sh build-asan -- \

@@ -19,6 +19,10 @@ PyModuleDef g_rt_def = {
     PyModuleDef_HEAD_INIT, "acl.rt", "Runtime: devices, contexts, streams, events, memory, host callbacks.", -1,
     nullptr, nullptr, nullptr, nullptr, nullptr,
 };
+PyModuleDef g_mdl_def = {
+    PyModuleDef_HEAD_INIT, "acl.mdl", "Models: load, describe, datasets, dynamic gears, execute.", -1, nullptr,
+    nullptr, nullptr, nullptr, nullptr,
+};
 PyModuleDef g_util_def = {
     PyModuleDef_HEAD_INIT, "acl.util", "Utilities: numpy/bytes <-> addresses, native threads.", -1, nullptr,
     nullptr, nullptr, nullptr, nullptr,
@@ -76,8 +80,9 @@ PyMODINIT_FUNC PyInit_acl(void) {
   if (acl == nullptr) return nullptr;
   if (!add_functions(acl, {kAclMethods}) ||
       !add_submodule(acl, &g_rt_def, "rt", {kRtMethods, kRtMemoryMethods, kRtCallbackMethods}) ||
+      !add_submodule(acl, &g_mdl_def, "mdl", {kMdlMethods}) ||
       !add_submodule(acl, &g_util_def, "util", {kUtilMethods, kUtilThreadMethods})) {
-    forget_submodules({&g_rt_def, &g_util_def});
+    forget_submodules({&g_rt_def, &g_mdl_def, &g_util_def});
     Py_DECREF(acl);
     return nullptr;
   }

@@ -14,6 +14,7 @@ extern PyMethodDef kRtMemoryMethods[];    // py_rt_memory.cpp: allocation and co
 extern PyMethodDef kRtCallbackMethods[];  // py_rt_callback.cpp: subscribe/launch/process report
 extern PyMethodDef kUtilMethods[];        // py_util.cpp: numpy / bytes <-> address
 extern PyMethodDef kUtilThreadMethods[];  // py_util_thread.cpp: start_thread / stop_thread
+extern PyMethodDef kMdlMethods[];         // py_mdl.cpp: acl.mdl (models: load, desc, datasets, execute)
 
 // Drops the references held for launch_callback calls that will never run.
 // Only valid once the runtime is torn down (aclFinalize returned success);

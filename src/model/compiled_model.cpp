@@ -271,7 +271,7 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
       problems.push_back(n->describe() + " [" + types + "]: " + why);
       continue;
     }
-    st = cn.def->factory(init, &cn.kernel);
+    st = opt.create_kernels ? cn.def->factory(init, &cn.kernel) : Status::Ok();
     if (!st.ok()) {
       problems.push_back(st.message());
       continue;

@@ -43,6 +43,11 @@ struct CompileOptions {
   bool fold_constants = true;
   // Folding skips nodes whose outputs would exceed this many bytes in total.
   size_t fold_limit_bytes = 64u << 20;
+  // False: every node gets its kernel chosen (so an unsupported node still
+  // fails compile) but not created — no weight prepacking. Such a model only
+  // describes the optimised graph and its plan (atc, model::optimize); it
+  // cannot run.
+  bool create_kernels = true;
 };
 
 struct CompiledNode {

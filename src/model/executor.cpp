@@ -70,7 +70,13 @@ class Executor::Pool {
 Executor::Executor(std::shared_ptr<const CompiledModel> model)
     : model_(std::move(model)), pool_(std::make_unique<Pool>()) {}
 
-Executor::~Executor() { std::free(arena_); }
+Executor::Executor(std::shared_ptr<const CompiledModel> model, void* arena, size_t arena_bytes)
+    : model_(std::move(model)), arena_(arena), arena_bytes_(arena_bytes), external_arena_(arena != nullptr),
+      pool_(std::make_unique<Pool>()) {}
+
+Executor::~Executor() {
+  if (!external_arena_) std::free(arena_);
+}
 
 size_t Executor::work_bytes() const { return arena_bytes_ + pool_->total(); }
 
@@ -85,9 +91,18 @@ Status Executor::prepare() {
   }
   if (m.is_static()) {
     const planner::MemoryPlan& plan = m.plan();
-    arena_bytes_ = round_up(plan.work_size ? plan.work_size : 1);
-    arena_ = std::aligned_alloc(std::max(plan.alignment, kAlign), arena_bytes_);
-    if (!arena_) return Errorf(code::kBadAlloc, "cannot allocate the model's work memory (%zu bytes)", arena_bytes_);
+    if (external_arena_) {
+      if (arena_bytes_ < plan.work_size)
+        return Errorf(code::kInvalidParam, "the work memory given holds %zu bytes; the model's plan needs %zu",
+                      arena_bytes_, plan.work_size);
+      if (reinterpret_cast<uintptr_t>(arena_) % plan.alignment != 0)
+        return Errorf(code::kInvalidParam, "the work memory at %p is not %zu-byte aligned", arena_, plan.alignment);
+    } else {
+      arena_bytes_ = round_up(plan.work_size ? plan.work_size : 1);
+      arena_ = std::aligned_alloc(std::max(plan.alignment, kAlign), arena_bytes_);
+      if (!arena_)
+        return Errorf(code::kBadAlloc, "cannot allocate the model's work memory (%zu bytes)", arena_bytes_);
+    }
     for (const planner::Buffer& b : plan.work) {
       const int id = m.value_id(b.value);
       if (id >= 0) tensors_[id].data = static_cast<char*>(arena_) + b.offset;

@@ -34,6 +34,10 @@ struct NodeTiming {
 class Executor {
  public:
   explicit Executor(std::shared_ptr<const CompiledModel> model);
+  // Static models only: runs in `arena` (at least plan().work_size bytes,
+  // aligned to the plan's alignment), which the caller owns and keeps alive
+  // (aclmdlLoad*WithMem user memory). A dynamic model ignores it.
+  Executor(std::shared_ptr<const CompiledModel> model, void* arena, size_t arena_bytes);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -64,6 +68,7 @@ class Executor {
   std::vector<std::unique_ptr<kernels::KernelContext>> contexts_;
   void* arena_ = nullptr;
   size_t arena_bytes_ = 0;
+  bool external_arena_ = false;
   bool prepared_ = false;
   std::unique_ptr<Pool> pool_;
   std::vector<void*> blocks_;  // dynamic: pool blocks holding the last run's outputs

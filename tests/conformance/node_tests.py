@@ -82,12 +82,12 @@ def classify(outcome, msg):
     return "not implemented"
 
 
-def run_one(runner, test_dir):
+def run_one(runner, test_dir, extra=()):
     name = os.path.basename(test_dir)
     if os.path.exists(os.path.join(test_dir, "non_tensor_io")):
         return name, "non-tensor", "inputs or outputs are sequences, maps or optionals"
     cmd = [runner, os.path.join(test_dir, "model.onnx"), "--data", os.path.join(test_dir, "test_data_set_0"),
-           "--check", "--quiet"] + OVERRIDES.get(name, [])
+           "--check", "--quiet"] + list(extra) + OVERRIDES.get(name, [])
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:
@@ -115,6 +115,9 @@ def main():
     ap.add_argument("--update-expected", action="store_true")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--verbose", action="store_true", help="print every failing test")
+    ap.add_argument("--via-om", action="store_true",
+                    help="run each model as atc + load would: optimised, encoded as .om and decoded "
+                         "(openacl-run --via-om); the same expected failures apply")
     args = ap.parse_args()
 
     build = os.path.abspath(args.build)
@@ -128,14 +131,15 @@ def main():
     if args.filter:
         tests = [t for t in tests if re.search(args.filter, os.path.basename(t))]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(pool.map(lambda t: run_one(runner, t), tests))
+        extra = ["--via-om"] if args.via_om else []
+        results = list(pool.map(lambda t: run_one(runner, t, extra), tests))
 
     counts = {}
     for _, outcome, _ in results:
         counts[outcome] = counts.get(outcome, 0) + 1
     total = len(results)
     ok = counts.get("pass", 0)
-    print("node test conformance: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) +
+    print(("node test conformance (via .om): " if args.via_om else "node test conformance: ") + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) +
           f" — {ok}/{total} = {100.0 * ok / max(total, 1):.1f}% pass")
     if args.report:
         with open(args.report, "w") as f:

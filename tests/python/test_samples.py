@@ -1,4 +1,5 @@
 """Runs every sample: Python ones with this interpreter, C ones from <build>/bin."""
+import importlib.util
 import os
 import subprocess
 import sys
@@ -18,7 +19,19 @@ PYTHON_SAMPLES = {
     "memory_pool.py": ["memory_pool: OK", "no overlap", "every block verified"],
     "two_devices_event.py": ["two_devices_event: OK", "data verified"],
     "async_callback.py": ["async_callback: OK", "BLOCK    :", "NO_BLOCK :"],
+    "model_sync_async.py": ["model_sync_async: OK", "output matches numpy", "outputs checked against numpy"],
+    "model_multi_batch.py": ["model_multi_batch: OK", "2 padding row(s) ignored", "every score matches numpy"],
+    "model_chain.py": ["model_chain: OK", "execute      : probabilities", "execute_async: probabilities"],
+    "model_dynamic.py": ["model_dynamic: OK", "batch 4  : images 0..3", "image 24x32: output dims [1, 4, 24, 32]"],
 }
+
+# Samples that take a model argument: run by test_python_sample_with_model.
+MODEL_ARGUMENT_SAMPLES = {
+    "resnet50_classify.py": ["resnet50_classify: OK", "top 5 (class: probability):", "execute median"],
+}
+
+# Samples that need build/bin/atc (they find it through $OPENACL_ATC).
+NEEDS_ATC = {"model_dynamic.py"}
 
 C_SAMPLES = {
     "runtime_walk": ["runtime_walk: OK", "data verified", "3 host functions"],
@@ -29,12 +42,16 @@ TIME_LIMIT_S = 10  # each sample is meant to run in a second or two
 
 def test_every_python_sample_is_listed():
     on_disk = {p.name for p in (SAMPLES / "python").glob("*.py")}
-    assert on_disk == set(PYTHON_SAMPLES)
+    assert on_disk == set(PYTHON_SAMPLES) | set(MODEL_ARGUMENT_SAMPLES)
+
+
+# C samples that take a model argument: run by test_c_sample_with_model.
+C_MODEL_ARGUMENT_SAMPLES = {"model_run"}
 
 
 def test_every_c_sample_is_listed():
     on_disk = {p.stem for p in (SAMPLES / "c").glob("*.c")}
-    assert on_disk == set(C_SAMPLES)
+    assert on_disk == set(C_SAMPLES) | C_MODEL_ARGUMENT_SAMPLES
 
 
 def _check(proc, expected, elapsed):
@@ -45,12 +62,49 @@ def _check(proc, expected, elapsed):
     assert elapsed < TIME_LIMIT_S
 
 
+def _sample_env(name, extra=None):
+    """The child environment; samples that run atc get $OPENACL_ATC (skip when
+    it is not built)."""
+    env = dict(extra or {})
+    if name in NEEDS_ATC:
+        atc = H.build_dir() / "bin" / "atc"
+        if not atc.exists():
+            pytest.skip(f"{atc} not built")
+        env["OPENACL_ATC"] = str(atc)
+    return H.child_env(env)
+
+
 @pytest.mark.parametrize("name", sorted(PYTHON_SAMPLES))
 def test_python_sample(name):
+    env = _sample_env(name)
     t0 = time.monotonic()
-    proc = subprocess.run([sys.executable, str(SAMPLES / "python" / name)], env=H.child_env(),
+    proc = subprocess.run([sys.executable, str(SAMPLES / "python" / name)], env=env,
                           cwd=str(H.REPO_ROOT), capture_output=True, text=True, timeout=60)
     _check(proc, PYTHON_SAMPLES[name], time.monotonic() - t0)
+
+
+def test_python_sample_with_model(tmp_path):
+    """resnet50_classify.py on a small classifier built here (any model taking one
+    NCHW float32 image will do; scripts/quickstart.sh runs it on ResNet-50)."""
+    import mdl_models
+    model = mdl_models.classifier(tmp_path, size=32, classes=10)
+    args = [str(model.path), "--runs", "2"]
+    if importlib.util.find_spec("onnxruntime") is not None:
+        args += ["--onnx", str(model.path)]
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, str(SAMPLES / "python" / "resnet50_classify.py"), *args],
+                          env=H.child_env(), cwd=str(tmp_path), capture_output=True, text=True, timeout=60)
+    _check(proc, MODEL_ARGUMENT_SAMPLES["resnet50_classify.py"], time.monotonic() - t0)
+    if "--onnx" in args:
+        assert "largest difference from onnxruntime" in proc.stdout
+
+
+def _c_env():
+    env = H.child_env()
+    lib_dir = H.build_dir() / "lib"
+    env["LD_LIBRARY_PATH"] = str(lib_dir) + (os.pathsep + env["LD_LIBRARY_PATH"]
+                                             if env.get("LD_LIBRARY_PATH") else "")
+    return env
 
 
 @pytest.mark.parametrize("name", sorted(C_SAMPLES))
@@ -58,13 +112,35 @@ def test_c_sample(name):
     exe = H.build_dir() / "bin" / name
     if not exe.exists():
         pytest.skip(f"{exe} not built")
-    env = H.child_env()
-    lib_dir = H.build_dir() / "lib"
-    env["LD_LIBRARY_PATH"] = str(lib_dir) + (os.pathsep + env["LD_LIBRARY_PATH"]
-                                             if env.get("LD_LIBRARY_PATH") else "")
     t0 = time.monotonic()
-    proc = subprocess.run([str(exe)], env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([str(exe)], env=_c_env(), capture_output=True, text=True, timeout=60)
     _check(proc, C_SAMPLES[name], time.monotonic() - t0)
+
+
+def test_c_sample_with_model(tmp_path):
+    """model_run on an ONNX model with two outputs, then on a gear .om from atc."""
+    import mdl_models
+    exe = H.build_dir() / "bin" / "model_run"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    model = mdl_models.two_outputs(tmp_path)
+    t0 = time.monotonic()
+    proc = subprocess.run([str(exe), str(model.path), "--loop", "2"], env=_c_env(), capture_output=True,
+                          text=True, timeout=60)
+    _check(proc, ["model_run: OK", "output 0 'sum': dims [2,3]", "output 1 'prod': dims [2,3]", "2 run(s)"],
+           time.monotonic() - t0)
+    atc = H.build_dir() / "bin" / "atc"
+    if not atc.exists():
+        return
+    dyn = mdl_models.linear(tmp_path, batch="N", name="linear_gears")
+    built = mdl_models.run_atc(atc, dyn.path, tmp_path / "linear_gears", "--input_shape=x:-1,4",
+                               "--dynamic_batch_size=2,4", cwd=tmp_path)
+    assert built.returncode == 0, built.stderr
+    t0 = time.monotonic()
+    proc = subprocess.run([str(exe), str(tmp_path / "linear_gears.om")], env=_c_env(), capture_output=True,
+                          text=True, timeout=60)
+    _check(proc, ["model_run: OK", "2 input(s), 1 output(s)", "dynamic batch: running batch 2"],
+           time.monotonic() - t0)
 
 
 def test_python_sample_fails_loudly_without_devices():
@@ -79,8 +155,9 @@ def test_python_sample_fails_loudly_without_devices():
 @pytest.mark.parametrize("name", sorted(PYTHON_SAMPLES))
 def test_python_sample_strict_mode(name):
     """The samples are correct programs: strict mode has nothing to reject."""
+    env = _sample_env(name, {"OPENACL_STRICT": "1"})
     t0 = time.monotonic()
     proc = subprocess.run([sys.executable, str(SAMPLES / "python" / name)],
-                          env=H.child_env({"OPENACL_STRICT": "1"}), cwd=str(H.REPO_ROOT),
+                          env=env, cwd=str(H.REPO_ROOT),
                           capture_output=True, text=True, timeout=60)
     _check(proc, PYTHON_SAMPLES[name], time.monotonic() - t0)

@@ -24,6 +24,8 @@
 #include "kernels/cpu/float8.h"
 #include "model/compiled_model.h"
 #include "model/executor.h"
+#include "model/loaded_model.h"
+#include "model/om_format.h"
 
 namespace {
 
@@ -45,6 +47,8 @@ const char kUsage[] =
     "  --times                print per-node times (last run), slowest first\n"
     "  --repeat N             run N times and print the median time\n"
     "  --no-fold              disable constant folding\n"
+    "  --via-om               optimise, encode as .om and decode again before running\n"
+    "                         (what atc + aclmdlLoad do; checks the .om round trip)\n"
     "  --seed S               seed for random inputs (default 0)\n"
     "  --output-dir DIR       write each output to DIR/output_<i>.npy\n"
     "  --quiet                print nothing but errors and the check result\n";
@@ -53,7 +57,7 @@ struct Args {
   std::string model, data, output_dir;
   std::map<std::string, std::string> input_files;
   std::map<std::string, std::vector<int64_t>> input_dims;
-  bool check = false, plan = false, times = false, fold = true, quiet = false;
+  bool check = false, plan = false, times = false, fold = true, quiet = false, via_om = false;
   double rtol = 1e-3, atol = 1e-7;
   int repeat = 1;
   unsigned seed = 0;
@@ -320,8 +324,27 @@ int run(const Args& a) {
   for (const graph::Value* v : g->outputs()) output_names.push_back(v->name);
 
   const auto t0 = std::chrono::steady_clock::now();
+  std::shared_ptr<graph::Graph> graph_to_run(std::move(g));
+  std::string om_bytes;
+  if (a.via_om) {
+    // The stored form: shape-independent passes on the declared shapes, then
+    // .om bytes, decoded into a fresh graph that is compiled for the inputs.
+    model::CompileOptions stored;
+    stored.fold_constants = a.fold;
+    st = model::optimize(graph_to_run, stored);
+    if (!st.ok()) return fail("optimize", st);
+    model::OmModel om;
+    om.graph = graph_to_run;
+    st = model::write_om(om, &om_bytes);
+    if (!st.ok()) return fail("write .om", st);
+    model::OmView view;
+    st = model::open_om(om_bytes.data(), om_bytes.size(), &view);
+    if (!st.ok()) return fail("open .om", st);
+    st = model::decode_graph(view, view.weights, nullptr, &graph_to_run);
+    if (!st.ok()) return fail("decode .om", st);
+  }
   std::unique_ptr<model::CompiledModel> compiled;
-  st = model::CompiledModel::compile(std::move(g), opt, &compiled);
+  st = model::CompiledModel::compile(graph_to_run, opt, &compiled);
   if (!st.ok()) return fail("compile", st);
   const double compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   std::shared_ptr<const model::CompiledModel> m(std::move(compiled));
@@ -442,6 +465,8 @@ int main(int argc, char** argv) {
       a.repeat = std::atoi(v);
     } else if (s == "--no-fold") {
       a.fold = false;
+    } else if (s == "--via-om") {
+      a.via_om = true;
     } else if (s == "--seed") {
       const char* v = next();
       if (!v) return usage("--seed needs a number");

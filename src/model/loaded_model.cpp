@@ -1,0 +1,649 @@
+// LoadedModel: model bytes -> weights placed -> one compiled plan per gear ->
+// executors; execute() checks every buffer first (loaded_model.h).
+#include "model/loaded_model.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "graph/onnx/onnx_import.h"
+
+namespace openacl::model {
+namespace {
+
+using graph::DType;
+using graph::Shape;
+
+constexpr size_t kAlign = 64;
+
+std::vector<int64_t> dims_of(const graph::TensorType& t) {
+  std::vector<int64_t> d;
+  if (!t.shape) return d;
+  for (const graph::Dim& x : *t.shape) d.push_back(x.known() ? x.value : -1);
+  return d;
+}
+
+std::string dims_str(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+std::string gears_str(const GearSpec& g) {
+  std::string s;
+  for (const auto& gear : g.gears) {
+    if (!s.empty()) s += g.kind == GearKind::kBatch ? "," : ";";
+    for (size_t i = 0; i < gear.size(); ++i) s += (i ? "," : "") + std::to_string(gear[i]);
+  }
+  return s;
+}
+
+const char* gear_kind_name(GearKind k) {
+  switch (k) {
+    case GearKind::kBatch: return "dynamic batch (atc --dynamic_batch_size)";
+    case GearKind::kImageSize: return "dynamic image size (atc --dynamic_image_size)";
+    case GearKind::kDims: return "dynamic dims (atc --dynamic_dims)";
+    default: return "no gears";
+  }
+}
+
+// Known-size bytes of dims, or nullopt when a dim is free (-1) or the count overflows.
+std::optional<size_t> bytes_of(DType dt, const std::vector<int64_t>& dims) {
+  size_t n = graph::dtype_bytes(dt);
+  for (int64_t d : dims) {
+    if (d < 0) return std::nullopt;
+    if (d != 0 && n > SIZE_MAX / static_cast<size_t>(d)) return std::nullopt;
+    n *= static_cast<size_t>(d);
+  }
+  return n;
+}
+
+size_t round_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+Allocator default_allocator() {
+  Allocator a;
+  a.allocate = [](size_t bytes, void** out) {
+    *out = std::aligned_alloc(kAlign, round_up(bytes ? bytes : 1));
+    return *out ? Status::Ok() : Errorf(code::kBadAlloc, "cannot allocate %zu bytes of model memory", bytes);
+  };
+  a.release = [](void* p) { std::free(p); };
+  return a;
+}
+
+int default_format(const graph::TensorType& t) { return t.rank() == 4 ? kFormatNCHW : kFormatND; }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Reading either format
+
+Status optimize(std::shared_ptr<graph::Graph> graph, const CompileOptions& options) {
+  CompileOptions o = options;
+  o.create_kernels = false;
+  std::unique_ptr<CompiledModel> unused;
+  return CompiledModel::compile(std::move(graph), o, &unused);
+}
+
+Status read_model(const void* data, size_t size, const std::string& base_dir, OmModel* out) {
+  if (!data || size == 0) return Status(code::kInvalidParam, "the model is empty (0 bytes)");
+  switch (sniff_format(data, size)) {
+    case ModelFormat::kOm: {
+      OmView view;
+      OPENACL_RETURN_IF_ERROR(open_om(data, size, &view));
+      // The caller's bytes are not retained: the weights get a copy.
+      auto copy = std::shared_ptr<uint8_t[]>(new uint8_t[view.weight_bytes ? view.weight_bytes : 1]);
+      if (view.weight_bytes) std::memcpy(copy.get(), view.weights, view.weight_bytes);
+      out->meta = view.meta;
+      return decode_graph(view, copy.get(), std::shared_ptr<const void>(copy, copy.get()), &out->graph);
+    }
+    case ModelFormat::kCannOm:
+      return Status(code::kDeserializeModel,
+                    "this is an offline model built by CANN's ATC for an Ascend NPU; OpenACL cannot run NPU "
+                    "binaries. Rebuild it from its source model with OpenACL's atc, e.g. "
+                    "atc --model=model.onnx --framework=5 --output=model --soc_version=<any> (add the "
+                    "--input_shape / --dynamic_* options used for the original build)");
+    case ModelFormat::kOnnx: {
+      std::unique_ptr<graph::Graph> g;
+      graph::onnx::ImportOptions io;
+      io.base_dir = base_dir;
+      OPENACL_RETURN_IF_ERROR(graph::onnx::import_model(data, size, io, &g));
+      auto shared = std::shared_ptr<graph::Graph>(std::move(g));
+      OPENACL_RETURN_IF_ERROR(optimize(shared, CompileOptions()));
+      out->meta = OmMeta();
+      out->meta.producer = "OpenACL (ONNX loaded directly)";
+      for (const graph::Value* v : shared->inputs()) out->meta.input_formats[v->name] = default_format(v->type);
+      out->graph = std::move(shared);
+      return Status::Ok();
+    }
+    default: break;
+  }
+  const auto* b = static_cast<const uint8_t*>(data);
+  char head[64];
+  std::snprintf(head, sizeof head, "%02x %02x %02x %02x", b[0], size > 1 ? b[1] : 0, size > 2 ? b[2] : 0,
+                size > 3 ? b[3] : 0);
+  return Errorf(code::kParseModel,
+                "the model is neither an ONNX model nor an OpenACL offline model (.om): it starts with bytes %s; "
+                "pass an .onnx file or an .om built by OpenACL's atc",
+                head);
+}
+
+// ---------------------------------------------------------------------------
+// Plans and the description
+
+struct LoadedModel::Plan {
+  std::shared_ptr<const CompiledModel> model;
+  std::unique_ptr<Executor> primary;  // runs in the primary arena (shared by all gears)
+  std::mutex idle_mutex;
+  std::vector<std::unique_ptr<Executor>> idle;  // more executors for concurrent calls, own arenas
+  std::vector<void*> arenas;                    // those arenas, released at unload
+};
+
+namespace {
+
+// Compiles a fresh copy of the stored graph under gear g (or as declared, g < 0).
+Status compile_gear(const OmView& view, const uint8_t* weights, const std::shared_ptr<const void>& owner, int g,
+                    bool create_kernels, std::unique_ptr<CompiledModel>* out) {
+  std::shared_ptr<graph::Graph> graph;
+  OPENACL_RETURN_IF_ERROR(decode_graph(view, weights, owner, &graph));
+  CompileOptions co;
+  co.create_kernels = create_kernels;
+  if (g >= 0) OPENACL_RETURN_IF_ERROR(view.meta.gears.input_shapes(static_cast<size_t>(g), *graph, &co.input_shapes));
+  Status st = CompiledModel::compile(std::move(graph), co, out);
+  if (!st.ok() && g >= 0)
+    return Status(st.code(), "gear " + std::to_string(g) + " (" + gears_str(GearSpec{view.meta.gears.kind, {},
+                                                                                       {view.meta.gears.gears[g]}}) +
+                                 "): " + st.message());
+  return st;
+}
+
+// The description from the declared graph and the per-gear compiled models.
+Status build_info(const OmView& view, const graph::Graph& declared,
+                  const std::vector<const CompiledModel*>& compiled, ModelInfo* info) {
+  const GearSpec& gears = view.meta.gears;
+  info->name = declared.name;
+  info->gears = gears;
+  info->weight_size = view.weight_bytes;
+  info->work_size = 0;
+  for (const CompiledModel* m : compiled)
+    if (m->is_static()) info->work_size = std::max(info->work_size, m->plan().work_size);
+
+  for (size_t i = 0; i < declared.inputs().size(); ++i) {
+    const graph::Value* v = declared.inputs()[i];
+    IoInfo io;
+    io.name = v->name;
+    io.dtype = v->type.dtype;
+    io.dims = dims_of(v->type);
+    auto f = view.meta.input_formats.find(v->name);
+    io.format = f != view.meta.input_formats.end() ? f->second : default_format(v->type);
+    for (int64_t d : io.dims) io.ranges.emplace_back(d < 0 ? 1 : d, d);
+    for (const GearPosition& p : gears.positions) {
+      if (p.input != v->name || p.axis < 0 || static_cast<size_t>(p.axis) >= io.dims.size()) continue;
+      io.dims[p.axis] = -1;
+      io.ranges[p.axis] = {INT64_MAX, 0};
+    }
+    // Bytes and ranges: the largest over gears (the compiled input types).
+    size_t best = 0;
+    bool bounded = true;
+    for (const CompiledModel* m : compiled) {
+      const graph::Value* cv = m->values()[m->input_ids()[i]];
+      std::vector<int64_t> d = dims_of(cv->type);
+      auto b = bytes_of(io.dtype, d);
+      if (!b) {
+        bounded = false;
+        continue;
+      }
+      best = std::max(best, *b);
+      if (!gears.empty())
+        for (size_t a = 0; a < d.size() && a < io.ranges.size(); ++a)
+          if (io.dims[a] < 0) io.ranges[a] = {std::min(io.ranges[a].first, d[a]), std::max(io.ranges[a].second, d[a])};
+    }
+    io.bytes = bounded ? best : 0;
+    if (!bounded) info->dynamic = true;
+    info->inputs.push_back(std::move(io));
+  }
+  if (!gears.empty()) {
+    IoInfo g;
+    g.name = kGearInputName;
+    g.dtype = DType::kInt64;
+    g.dims = {static_cast<int64_t>(gears.values_per_gear())};
+    g.ranges = {{g.dims[0], g.dims[0]}};
+    g.bytes = gears.values_per_gear() * sizeof(int64_t);
+    g.format = kFormatND;
+    info->gear_input = static_cast<int>(info->inputs.size());
+    info->inputs.push_back(std::move(g));
+  }
+
+  // Outputs: dims per gear; the description shows the largest gear's.
+  info->gear_output_dims.assign(compiled.size(), {});
+  for (size_t o = 0; o < declared.outputs().size(); ++o) {
+    IoInfo io;
+    io.name = declared.outputs()[o]->name;
+    io.dtype = declared.outputs()[o]->type.dtype;
+    io.format = kFormatND;
+    size_t best = 0;
+    bool bounded = true;
+    for (size_t g = 0; g < compiled.size(); ++g) {
+      const CompiledModel* m = compiled[g];
+      const graph::Value* cv = m->values()[m->output_ids()[o]];
+      std::vector<int64_t> d = dims_of(cv->type);
+      info->gear_output_dims[g].push_back(d);
+      if (io.dtype == DType::kUndefined) io.dtype = cv->type.dtype;
+      auto b = bytes_of(cv->type.dtype, d);
+      if (!b) {
+        bounded = false;
+        if (io.dims.empty()) io.dims = d;
+        continue;
+      }
+      if (*b >= best || io.dims.empty()) {
+        best = *b;
+        io.dims = d;
+      }
+    }
+    if (!bounded) {
+      io.dims = info->gear_output_dims[0][o];
+      best = 0;
+    }
+    io.bytes = best;
+    for (int64_t d : io.dims) io.ranges.emplace_back(d < 0 ? 0 : d, d);
+    info->outputs.push_back(std::move(io));
+  }
+  return Status::Ok();
+}
+
+// The index of the gear with the most input bytes (what "the largest gear" means).
+int largest_gear(const ModelInfo& info, const std::vector<const CompiledModel*>& compiled) {
+  int best = 0;
+  size_t best_bytes = 0;
+  for (size_t g = 0; g < compiled.size(); ++g) {
+    size_t total = 0;
+    for (int id : compiled[g]->input_ids()) total += bytes_of(compiled[g]->values()[id]->type.dtype,
+                                                             dims_of(compiled[g]->values()[id]->type)).value_or(0);
+    if (total > best_bytes) best = static_cast<int>(g), best_bytes = total;
+  }
+  return best;
+}
+
+// Bytes of a model, as .om: ONNX is read and re-encoded so both formats load the same way.
+Status as_om_bytes(const void* data, size_t size, const std::string& base_dir, std::shared_ptr<const void>* keep,
+                   const void** om, size_t* om_size) {
+  if (sniff_format(data, size) == ModelFormat::kOm) {
+    *om = data;
+    *om_size = size;
+    return Status::Ok();
+  }
+  OmModel model;
+  OPENACL_RETURN_IF_ERROR(read_model(data, size, base_dir, &model));
+  auto bytes = std::make_shared<std::string>();
+  OPENACL_RETURN_IF_ERROR(write_om(model, bytes.get()));
+  *om = bytes->data();
+  *om_size = bytes->size();
+  *keep = std::shared_ptr<const void>(bytes, bytes->data());
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status describe(const void* data, size_t size, const std::string& base_dir, ModelInfo* out) {
+  if (!data || size == 0) return Status(code::kInvalidParam, "the model is empty (0 bytes)");
+  std::shared_ptr<const void> keep;
+  const void* om = nullptr;
+  size_t om_size = 0;
+  OPENACL_RETURN_IF_ERROR(as_om_bytes(data, size, base_dir, &keep, &om, &om_size));
+  OmView view;
+  OPENACL_RETURN_IF_ERROR(open_om(om, om_size, &view));
+  std::shared_ptr<graph::Graph> declared;
+  OPENACL_RETURN_IF_ERROR(decode_graph(view, view.weights, keep, &declared));
+  std::vector<std::unique_ptr<CompiledModel>> models;
+  std::vector<const CompiledModel*> ptrs;
+  const size_t n = view.meta.gears.empty() ? 1 : view.meta.gears.gears.size();
+  for (size_t g = 0; g < n; ++g) {
+    std::unique_ptr<CompiledModel> m;
+    OPENACL_RETURN_IF_ERROR(compile_gear(view, view.weights, keep, view.meta.gears.empty() ? -1 : static_cast<int>(g),
+                                         /*create_kernels=*/false, &m));
+    ptrs.push_back(m.get());
+    models.push_back(std::move(m));
+  }
+  ModelInfo info;
+  OPENACL_RETURN_IF_ERROR(build_info(view, *declared, ptrs, &info));
+  *out = std::move(info);
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Loading
+
+LoadedModel::~LoadedModel() {
+  // Executors and graphs (whose constants may point into own_weights_) go first.
+  std::vector<void*> arenas;
+  for (auto& p : plans_) arenas.insert(arenas.end(), p->arenas.begin(), p->arenas.end());
+  plans_.clear();
+  for (void* a : arenas) allocator_.release(a);
+  if (primary_arena_) allocator_.release(primary_arena_);
+  if (own_weights_) allocator_.release(own_weights_);
+}
+
+Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const void> keep, const LoadOptions& options,
+                         std::shared_ptr<LoadedModel>* out) {
+  if (!data || size == 0) return Status(code::kInvalidParam, "the model is empty (0 bytes)");
+  auto m = std::shared_ptr<LoadedModel>(new LoadedModel());
+  m->allocator_ = options.allocator.allocate ? options.allocator : default_allocator();
+
+  const void* om = nullptr;
+  size_t om_size = 0;
+  std::shared_ptr<const void> converted;
+  OPENACL_RETURN_IF_ERROR(as_om_bytes(data, size, options.base_dir, &converted, &om, &om_size));
+  if (converted) keep = converted;
+  OmView view;
+  OPENACL_RETURN_IF_ERROR(open_om(om, om_size, &view));
+
+  // Weights: the caller's memory, the bytes in place (mapped file / our copy), or our own copy.
+  const uint8_t* weights = view.weights;
+  std::shared_ptr<const void> owner = keep;
+  if (options.weight_ptr) {
+    if (options.weight_size < view.weight_bytes)
+      return Errorf(code::kInvalidParam,
+                    "the weight memory given holds %zu bytes; the model needs %zu (aclmdlQuerySize reports it)",
+                    options.weight_size, view.weight_bytes);
+    if (reinterpret_cast<uintptr_t>(options.weight_ptr) % kAlign != 0)
+      return Errorf(code::kInvalidParam, "the weight memory at %p is not %zu-byte aligned; pass memory from aclrtMalloc",
+                    options.weight_ptr, kAlign);
+    if (view.weight_bytes) std::memcpy(options.weight_ptr, view.weights, view.weight_bytes);
+    weights = static_cast<const uint8_t*>(options.weight_ptr);
+    owner = nullptr;
+  } else if (!keep) {
+    OPENACL_RETURN_IF_ERROR(m->allocator_.allocate(view.weight_bytes, &m->own_weights_));
+    if (view.weight_bytes) std::memcpy(m->own_weights_, view.weights, view.weight_bytes);
+    weights = static_cast<const uint8_t*>(m->own_weights_);
+    owner = nullptr;
+  }
+  m->keep_ = owner;
+
+  // One plan per gear.
+  std::shared_ptr<graph::Graph> declared;
+  OPENACL_RETURN_IF_ERROR(decode_graph(view, weights, owner, &declared));
+  const GearSpec& gears = view.meta.gears;
+  const size_t n = gears.empty() ? 1 : gears.gears.size();
+  std::vector<const CompiledModel*> ptrs;
+  for (size_t g = 0; g < n; ++g) {
+    std::unique_ptr<CompiledModel> cm;
+    OPENACL_RETURN_IF_ERROR(compile_gear(view, weights, owner, gears.empty() ? -1 : static_cast<int>(g),
+                                         /*create_kernels=*/true, &cm));
+    auto plan = std::make_unique<Plan>();
+    plan->model = std::shared_ptr<const CompiledModel>(std::move(cm));
+    ptrs.push_back(plan->model.get());
+    m->plans_.push_back(std::move(plan));
+  }
+  OPENACL_RETURN_IF_ERROR(build_info(view, *declared, ptrs, &m->info_));
+  m->largest_gear_ = largest_gear(m->info_, ptrs);
+
+  // Work memory: one primary arena for all gears (the caller's or ours).
+  const size_t work = m->info_.work_size;
+  if (options.work_ptr) {
+    if (options.work_size < work)
+      return Errorf(code::kInvalidParam,
+                    "the work memory given holds %zu bytes; the model needs %zu (aclmdlQuerySize reports it)",
+                    options.work_size, work);
+    m->user_work_ = true;
+    m->primary_ = options.work_ptr;
+    m->primary_size_ = options.work_size;
+  } else if (work > 0) {
+    OPENACL_RETURN_IF_ERROR(m->allocator_.allocate(work, &m->primary_arena_));
+    m->primary_ = m->primary_arena_;
+    m->primary_size_ = work;
+  }
+  for (auto& p : m->plans_) {
+    p->primary = p->model->is_static() ? std::make_unique<Executor>(p->model, m->primary_, m->primary_size_)
+                                       : std::make_unique<Executor>(p->model);
+    OPENACL_RETURN_IF_ERROR(p->primary->prepare());
+  }
+  *out = std::move(m);
+  return Status::Ok();
+}
+
+Status LoadedModel::load_file(const std::string& path, LoadOptions options, std::shared_ptr<LoadedModel>* out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Errorf(code::kInvalidFile, "cannot open model file '%s': %s", path.c_str(), std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Errorf(code::kInvalidFile, "'%s' is not a regular file", path.c_str());
+  }
+  if (st.st_size == 0) {
+    ::close(fd);
+    return Errorf(code::kParseModel, "model file '%s' is empty", path.c_str());
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED)
+    return Errorf(code::kReadModelFailure, "cannot read model file '%s': %s", path.c_str(), std::strerror(errno));
+  std::shared_ptr<const void> keep(p, [size](const void* q) { ::munmap(const_cast<void*>(q), size); });
+  if (options.base_dir.empty()) {
+    const size_t slash = path.find_last_of('/');
+    options.base_dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  }
+  return load(p, size, std::move(keep), options, out);
+}
+
+// ---------------------------------------------------------------------------
+// Gears
+
+Status LoadedModel::select_gear(GearKind kind, const std::vector<int64_t>& given, IoBuffer buffer) {
+  const GearSpec& gears = info_.gears;
+  if (gears.empty())
+    return Status(code::kModelNotDynamic,
+                  "the model has no gears; build it with atc --dynamic_batch_size, --dynamic_image_size or "
+                  "--dynamic_dims (and -1 dims in --input_shape) to choose shapes at execution");
+  if (gears.kind != kind)
+    return Errorf(code::kInvalidParam, "the model was built with %s, not %s; use the matching aclmdlSet* call",
+                  gear_kind_name(gears.kind), gear_kind_name(kind));
+  std::vector<int64_t> values = given;
+  if (kind == GearKind::kDims && values.size() != gears.positions.size()) {
+    // Also accepted: the full shapes of the inputs that have dynamic dims, concatenated.
+    std::vector<int64_t> picked;
+    size_t at = 0;
+    bool ok = true;
+    for (size_t i = 0; ok && i < info_.inputs.size(); ++i) {
+      const IoInfo& io = info_.inputs[i];
+      bool has = false;
+      for (const GearPosition& p : gears.positions) has = has || p.input == io.name;
+      if (!has) continue;
+      if (at + io.dims.size() > values.size()) {
+        ok = false;
+        break;
+      }
+      for (size_t a = 0; a < io.dims.size(); ++a)
+        for (const GearPosition& p : gears.positions)
+          if (p.input == io.name && static_cast<size_t>(p.axis) == a) picked.push_back(values[at + a]);
+      at += io.dims.size();
+    }
+    if (!ok || at != values.size() || picked.size() != gears.positions.size())
+      return Errorf(code::kInvalidParam,
+                    "%zu dims given; pass either the %zu dynamic dims of one gear, or the full shapes of the "
+                    "inputs with dynamic dims concatenated",
+                    values.size(), gears.positions.size());
+    values = picked;
+  }
+  const int g = gears.find(values);
+  if (g < 0)
+    return Errorf(code::kGeDynamicBatchSizeInvalid, "%s is not one of the model's gears (%s)",
+                  dims_str(values).c_str(), gears_str(gears).c_str());
+  const size_t bytes = values.size() * sizeof(int64_t);
+  if (!buffer.data || buffer.size < bytes)
+    return Errorf(code::kInvalidParam,
+                  "the %s buffer holds %zu bytes at %p; it needs %zu (aclmdlGetInputSizeByIndex gives the size)",
+                  kGearInputName, buffer.size, buffer.data, bytes);
+  std::memcpy(buffer.data, values.data(), bytes);
+  current_gear_.store(g, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+std::vector<int64_t> LoadedModel::current_output_dims(size_t index) const {
+  int g = current_gear_.load(std::memory_order_relaxed);
+  if (g < 0) g = largest_gear_;
+  if (static_cast<size_t>(g) >= info_.gear_output_dims.size() || index >= info_.gear_output_dims[g].size()) return {};
+  return info_.gear_output_dims[g][index];
+}
+
+// ---------------------------------------------------------------------------
+// Execution
+
+Status LoadedModel::execute(const std::vector<IoBuffer>& inputs, const std::vector<IoBuffer>& outputs,
+                            const std::vector<std::vector<int64_t>>& input_dims,
+                            std::vector<std::vector<int64_t>>* output_dims) {
+  if (inputs.size() != info_.inputs.size())
+    return Errorf(code::kModelInputNotMatch, "the model has %zu input(s)%s; the input dataset holds %zu buffer(s)",
+                  info_.inputs.size(), info_.gear_input >= 0 ? " (the last is ascend_mbatch_shape_data)" : "",
+                  inputs.size());
+  if (outputs.size() != info_.outputs.size())
+    return Errorf(code::kModelOutputNotMatch, "the model has %zu output(s); the output dataset holds %zu buffer(s)",
+                  info_.outputs.size(), outputs.size());
+  size_t g = 0;
+  if (info_.gear_input >= 0) {
+    const IoBuffer& b = inputs[info_.gear_input];
+    const size_t k = info_.gears.values_per_gear();
+    if (!b.data || b.size < k * sizeof(int64_t))
+      return Errorf(code::kModelInputNotMatch, "input %d (%s) holds %zu bytes; it needs %zu", info_.gear_input,
+                    kGearInputName, b.size, k * sizeof(int64_t));
+    std::vector<int64_t> values(k);
+    std::memcpy(values.data(), b.data, k * sizeof(int64_t));
+    const int found = info_.gears.find(values);
+    if (found < 0)
+      return Errorf(code::kGeDynamicBatchSizeInvalid,
+                    "the %s input holds %s, which is not one of the model's gears (%s); select one with "
+                    "aclmdlSetDynamicBatchSize / SetDynamicHWSize / SetInputDynamicDims before executing",
+                    kGearInputName, dims_str(values).c_str(), gears_str(info_.gears).c_str());
+    g = static_cast<size_t>(found);
+  }
+  return execute_plan(*plans_[g], inputs, outputs, input_dims, output_dims);
+}
+
+Status LoadedModel::execute_plan(Plan& plan, const std::vector<IoBuffer>& inputs, const std::vector<IoBuffer>& outputs,
+                                 const std::vector<std::vector<int64_t>>& input_dims,
+                                 std::vector<std::vector<int64_t>>* output_dims) {
+  const CompiledModel& cm = *plan.model;
+  // Inputs: shapes resolved and every buffer checked before anything runs.
+  std::vector<kernels::Tensor> ins(cm.input_ids().size());
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const graph::Value* v = cm.values()[cm.input_ids()[i]];
+    std::vector<int64_t> want = dims_of(v->type);
+    const IoBuffer& b = inputs[i];
+    const size_t esize = graph::dtype_bytes(v->type.dtype);
+    if (i < input_dims.size() && !input_dims[i].empty()) {
+      const auto& given = input_dims[i];
+      bool ok = !v->type.shape || given.size() == want.size();
+      for (size_t a = 0; ok && a < want.size(); ++a) ok = given[a] >= 0 && (want[a] < 0 || want[a] == given[a]);
+      if (!ok)
+        return Errorf(code::kModelInputNotMatch, "input %zu ('%s'): shape %s given; the model takes %s", i,
+                      v->name.c_str(), dims_str(given).c_str(), v->type.str().c_str());
+      want = given;
+    } else {
+      size_t free_axis = SIZE_MAX, nfree = 0, rest = esize;
+      for (size_t a = 0; a < want.size(); ++a) {
+        if (want[a] < 0) free_axis = a, ++nfree;
+        else rest *= static_cast<size_t>(want[a]);
+      }
+      if (!v->type.shape || nfree > 1)
+        return Errorf(code::kModelInputNotMatch,
+                      "input %zu ('%s') is %s: its shape cannot be deduced from the buffer size; describe it with "
+                      "aclmdlSetDatasetTensorDesc",
+                      i, v->name.c_str(), v->type.str().c_str());
+      if (nfree == 1) {
+        if (rest == 0 || b.size % rest != 0)
+          return Errorf(code::kModelInputNotMatch,
+                        "input %zu ('%s') is %s: a buffer of %zu bytes is not a whole number of %zu-byte slices "
+                        "along the free dim; give the shape with aclmdlSetDatasetTensorDesc",
+                        i, v->name.c_str(), v->type.str().c_str(), b.size, rest);
+        want[free_axis] = static_cast<int64_t>(b.size / rest);
+      }
+    }
+    const auto need = bytes_of(v->type.dtype, want);
+    if (!need)
+      return Errorf(code::kModelInputNotMatch, "input %zu ('%s'): shape %s is too large", i, v->name.c_str(),
+                    dims_str(want).c_str());
+    if (b.size < *need || (!b.data && *need > 0))
+      return Errorf(code::kModelInputNotMatch,
+                    "input %zu ('%s'): the model expects %zu bytes (%s%s), the buffer holds %zu bytes%s", i,
+                    v->name.c_str(), *need, graph::dtype_name(v->type.dtype), dims_str(want).c_str(), b.size,
+                    b.data ? "" : " at NULL");
+    ins[i] = kernels::Tensor{v->type.dtype, std::move(want), b.data};
+  }
+  // Outputs of a static plan are checked before running.
+  if (cm.is_static()) {
+    for (size_t o = 0; o < cm.output_ids().size(); ++o) {
+      const graph::Value* v = cm.values()[cm.output_ids()[o]];
+      const size_t need = bytes_of(v->type.dtype, dims_of(v->type)).value_or(0);
+      if (outputs[o].size < need || (!outputs[o].data && need > 0))
+        return Errorf(code::kModelOutputNotMatch,
+                      "output %zu ('%s'): the model writes %zu bytes (%s), the buffer holds %zu bytes; allocate "
+                      "aclmdlGetOutputSizeByIndex bytes",
+                      o, v->name.c_str(), need, v->type.str().c_str(), outputs[o].size);
+    }
+  }
+
+  // An executor: the primary when free (or, with user work memory, waiting for it), else a spare.
+  std::unique_lock<std::mutex> primary_lock(primary_mutex_, std::defer_lock);
+  std::unique_ptr<Executor> spare;
+  Executor* ex = nullptr;
+  if (user_work_) {
+    primary_lock.lock();
+    ex = plan.primary.get();
+  } else if (primary_lock.try_lock()) {
+    ex = plan.primary.get();
+  } else {
+    {
+      std::lock_guard<std::mutex> lock(plan.idle_mutex);
+      if (!plan.idle.empty()) {
+        spare = std::move(plan.idle.back());
+        plan.idle.pop_back();
+      }
+    }
+    if (!spare) {
+      void* arena = nullptr;
+      const size_t work = cm.is_static() ? cm.plan().work_size : 0;
+      if (work > 0) {
+        OPENACL_RETURN_IF_ERROR(allocator_.allocate(work, &arena));
+        std::lock_guard<std::mutex> lock(plan.idle_mutex);
+        plan.arenas.push_back(arena);
+      }
+      spare = arena ? std::make_unique<Executor>(plan.model, arena, work) : std::make_unique<Executor>(plan.model);
+    }
+    ex = spare.get();
+  }
+
+  std::vector<kernels::Tensor> outs;
+  Status st = ex->run(ins, &outs);
+  if (st.ok()) {
+    for (size_t o = 0; o < outs.size() && st.ok(); ++o) {
+      const size_t need = outs[o].bytes();
+      if (outputs[o].size < need || (!outputs[o].data && need > 0)) {
+        st = Errorf(code::kModelOutputNotMatch,
+                    "output %zu ('%s'): this execution produced %zu bytes (%s), the buffer holds %zu bytes; nothing "
+                    "was written",
+                    o, info_.outputs[o].name.c_str(), need, outs[o].type().str().c_str(), outputs[o].size);
+      }
+    }
+    if (st.ok()) {
+      if (output_dims) output_dims->clear();
+      for (size_t o = 0; o < outs.size(); ++o) {
+        if (outs[o].bytes()) std::memmove(outputs[o].data, outs[o].data, outs[o].bytes());
+        if (output_dims) output_dims->push_back(outs[o].dims);
+      }
+    }
+  } else {
+    st = Status(code::kRtModelExecute, "model '" + info_.name + "' failed: " + st.message());
+  }
+  if (spare) {
+    std::lock_guard<std::mutex> lock(plan.idle_mutex);
+    plan.idle.push_back(std::move(spare));
+  }
+  return st;
+}
+
+}  // namespace openacl::model

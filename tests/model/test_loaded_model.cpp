@@ -1,0 +1,297 @@
+// LoadedModel through the model layer: a small MatMul + Add + Relu model
+// encoded as .om (with and without gears), loaded with library and caller
+// memory, described, executed with every buffer check, concurrently.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "model/loaded_model.h"
+#include "model/om_format.h"
+
+namespace openacl::model {
+namespace {
+
+using graph::Dim;
+using graph::DType;
+using graph::Graph;
+using graph::Shape;
+using graph::TensorType;
+
+constexpr int kIn = 4, kOut = 3;
+
+float weight(int i, int o) { return 0.25f * static_cast<float>((i + 1) * (o % 2 ? -1 : 1)) + 0.1f * o; }
+float bias(int o) { return 0.5f - 0.3f * static_cast<float>(o); }
+
+// y = relu(x @ W + b), x [batch, 4] (batch unknown when batch < 0).
+std::shared_ptr<Graph> make_graph(int64_t batch) {
+  auto g = std::make_shared<Graph>();
+  g->name = "mlp";
+  g->opsets()[""] = 17;
+  auto* x = g->add_value("x", TensorType{DType::kFloat32, Shape{batch < 0 ? Dim() : Dim(batch), Dim(kIn)}});
+  x->is_graph_input = true;
+  g->inputs().push_back(x);
+  std::vector<float> w(kIn * kOut), b(kOut);
+  for (int i = 0; i < kIn; ++i)
+    for (int o = 0; o < kOut; ++o) w[i * kOut + o] = weight(i, o);
+  for (int o = 0; o < kOut; ++o) b[o] = bias(o);
+  auto* wv = g->add_value("W", TensorType{DType::kFloat32, Shape{Dim(kIn), Dim(kOut)}});
+  wv->constant = graph::TensorData::copy_of(DType::kFloat32, {kIn, kOut}, w.data(), w.size() * 4);
+  auto* bv = g->add_value("b", TensorType{DType::kFloat32, Shape{Dim(kOut)}});
+  bv->constant = graph::TensorData::copy_of(DType::kFloat32, {kOut}, b.data(), b.size() * 4);
+  auto* m = g->add_value("m");
+  auto* a = g->add_value("a");
+  auto* y = g->add_value("y");
+  g->add_node("matmul", "MatMul", {x, wv}, {m}, "", 17);
+  g->add_node("add", "Add", {m, bv}, {a}, "", 17);
+  g->add_node("relu", "Relu", {a}, {y}, "", 17);
+  y->is_graph_output = true;
+  g->outputs().push_back(y);
+  return g;
+}
+
+std::string om_bytes(int64_t batch, const GearSpec& gears = {}) {
+  OmModel om;
+  om.graph = make_graph(batch);
+  om.meta.gears = gears;
+  EXPECT_TRUE(optimize(om.graph, CompileOptions()).ok());
+  std::string bytes;
+  Status st = write_om(om, &bytes);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return bytes;
+}
+
+std::vector<float> reference(const std::vector<float>& x) {
+  const size_t rows = x.size() / kIn;
+  std::vector<float> y(rows * kOut);
+  for (size_t r = 0; r < rows; ++r)
+    for (int o = 0; o < kOut; ++o) {
+      float s = bias(o);
+      for (int i = 0; i < kIn; ++i) s += x[r * kIn + i] * weight(i, o);
+      y[r * kOut + o] = std::max(s, 0.0f);
+    }
+  return y;
+}
+
+bool close(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::fabs(a[i] - b[i]) > 1e-5f) return false;
+  return true;
+}
+
+std::vector<float> input(size_t rows) {
+  std::vector<float> x(rows * kIn);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.7f * static_cast<float>(i));
+  return x;
+}
+
+GearSpec batch_gears() {
+  GearSpec g;
+  g.kind = GearKind::kBatch;
+  g.positions = {{"x", 0}};
+  g.gears = {{1}, {2}, {4}};
+  return g;
+}
+
+std::shared_ptr<LoadedModel> load(const std::string& bytes, const LoadOptions& opts = {}) {
+  std::shared_ptr<LoadedModel> m;
+  Status st = LoadedModel::load(bytes.data(), bytes.size(), nullptr, opts, &m);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return m;
+}
+
+TEST(LoadedModel, StaticModelDescribesAndRuns) {
+  const std::string bytes = om_bytes(2);
+  auto m = load(bytes);
+  ASSERT_TRUE(m);
+  const ModelInfo& info = m->info();
+  ASSERT_EQ(info.inputs.size(), 1u);
+  ASSERT_EQ(info.outputs.size(), 1u);
+  EXPECT_EQ(info.inputs[0].name, "x");
+  EXPECT_EQ(info.inputs[0].dims, (std::vector<int64_t>{2, kIn}));
+  EXPECT_EQ(info.inputs[0].bytes, 2u * kIn * 4);
+  EXPECT_EQ(info.outputs[0].dims, (std::vector<int64_t>{2, kOut}));
+  EXPECT_EQ(info.outputs[0].bytes, 2u * kOut * 4);
+  EXPECT_EQ(info.gear_input, -1);
+  EXPECT_GE(info.weight_size, static_cast<size_t>((kIn * kOut + kOut) * 4));
+
+  std::vector<float> x = input(2), y(2 * kOut, -1.0f);
+  std::vector<std::vector<int64_t>> dims;
+  Status st = m->execute({{x.data(), x.size() * 4}}, {{y.data(), y.size() * 4}}, {}, &dims);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(dims.at(0), (std::vector<int64_t>{2, kOut}));
+  const auto want = reference(x);
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5) << i;
+
+  // describe() without loading agrees.
+  ModelInfo d;
+  ASSERT_TRUE(describe(bytes.data(), bytes.size(), "", &d).ok());
+  EXPECT_EQ(d.inputs[0].dims, info.inputs[0].dims);
+  EXPECT_EQ(d.work_size, info.work_size);
+  EXPECT_EQ(d.weight_size, info.weight_size);
+}
+
+TEST(LoadedModel, BufferChecksNameExpectedAndGiven) {
+  auto m = load(om_bytes(2));
+  std::vector<float> x = input(2), y(2 * kOut);
+  Status st = m->execute({{x.data(), 8}}, {{y.data(), y.size() * 4}});
+  EXPECT_EQ(st.code(), code::kModelInputNotMatch);
+  EXPECT_NE(st.message().find("expects 32 bytes"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("holds 8 bytes"), std::string::npos) << st.message();
+  st = m->execute({{x.data(), x.size() * 4}}, {{y.data(), 4}});
+  EXPECT_EQ(st.code(), code::kModelOutputNotMatch) << st.message();
+  st = m->execute({}, {{y.data(), y.size() * 4}});
+  EXPECT_EQ(st.code(), code::kModelInputNotMatch) << st.message();
+  st = m->execute({{x.data(), x.size() * 4}}, {});
+  EXPECT_EQ(st.code(), code::kModelOutputNotMatch) << st.message();
+  st = m->execute({{nullptr, x.size() * 4}}, {{y.data(), y.size() * 4}});
+  EXPECT_EQ(st.code(), code::kModelInputNotMatch) << st.message();
+  // A larger buffer than needed is fine (e.g. a max-size allocation).
+  std::vector<float> big(100);
+  std::memcpy(big.data(), x.data(), x.size() * 4);
+  EXPECT_TRUE(m->execute({{big.data(), big.size() * 4}}, {{y.data(), y.size() * 4}}).ok());
+}
+
+TEST(LoadedModel, FreeBatchDimDeducedFromBufferSize) {
+  auto m = load(om_bytes(-1));
+  EXPECT_TRUE(m->info().dynamic);
+  EXPECT_EQ(m->info().inputs[0].dims, (std::vector<int64_t>{-1, kIn}));
+  EXPECT_EQ(m->info().inputs[0].bytes, 0u);
+  for (size_t rows : {1u, 3u, 5u}) {
+    std::vector<float> x = input(rows), y(rows * kOut);
+    std::vector<std::vector<int64_t>> dims;
+    Status st = m->execute({{x.data(), x.size() * 4}}, {{y.data(), y.size() * 4}}, {}, &dims);
+    ASSERT_TRUE(st.ok()) << st.message();
+    EXPECT_EQ(dims.at(0), (std::vector<int64_t>{static_cast<int64_t>(rows), kOut}));
+    EXPECT_TRUE(close(y, reference(x)));
+  }
+  // Not a whole number of rows.
+  std::vector<float> x = input(2), y(2 * kOut);
+  EXPECT_EQ(m->execute({{x.data(), 6 * 4}}, {{y.data(), y.size() * 4}}).code(), code::kModelInputNotMatch);
+  // An explicit shape wins over the buffer size; an output too small writes nothing.
+  std::vector<float> small(kOut, 7.0f);
+  Status st = m->execute({{x.data(), x.size() * 4}}, {{small.data(), small.size() * 4}}, {{2, kIn}});
+  EXPECT_EQ(st.code(), code::kModelOutputNotMatch) << st.message();
+  EXPECT_EQ(small, std::vector<float>(kOut, 7.0f));
+}
+
+TEST(LoadedModel, BatchGears) {
+  auto m = load(om_bytes(-1, batch_gears()));
+  const ModelInfo& info = m->info();
+  ASSERT_EQ(info.inputs.size(), 2u);
+  ASSERT_EQ(info.gear_input, 1);
+  EXPECT_EQ(info.inputs[1].name, kGearInputName);
+  EXPECT_EQ(info.inputs[1].dtype, DType::kInt64);
+  EXPECT_EQ(info.inputs[1].bytes, 8u);
+  EXPECT_EQ(info.inputs[0].dims, (std::vector<int64_t>{-1, kIn}));
+  EXPECT_EQ(info.inputs[0].bytes, 4u * kIn * 4);  // the largest gear
+  EXPECT_EQ(info.inputs[0].ranges[0], (std::pair<int64_t, int64_t>{1, 4}));
+  EXPECT_EQ(info.outputs[0].dims, (std::vector<int64_t>{4, kOut}));
+  EXPECT_FALSE(info.dynamic);
+  ASSERT_EQ(info.gear_output_dims.size(), 3u);
+  EXPECT_EQ(info.gear_output_dims[1][0], (std::vector<int64_t>{2, kOut}));
+
+  int64_t gear = 0;
+  std::vector<float> x = input(4), y(4 * kOut, -1.0f);
+  // No gear selected yet: the gear input holds 0.
+  Status st = m->execute({{x.data(), x.size() * 4}, {&gear, 8}}, {{y.data(), y.size() * 4}});
+  EXPECT_EQ(st.code(), code::kGeDynamicBatchSizeInvalid) << st.message();
+  EXPECT_EQ(m->select_gear(GearKind::kBatch, {3}, {&gear, 8}).code(), code::kGeDynamicBatchSizeInvalid);
+  EXPECT_EQ(m->select_gear(GearKind::kImageSize, {2, 2}, {&gear, 8}).code(), code::kInvalidParam);
+  EXPECT_EQ(m->select_gear(GearKind::kBatch, {2}, {&gear, 4}).code(), code::kInvalidParam);
+  EXPECT_EQ(m->current_output_dims(0), (std::vector<int64_t>{4, kOut}));  // largest before any choice
+  ASSERT_TRUE(m->select_gear(GearKind::kBatch, {2}, {&gear, 8}).ok());
+  EXPECT_EQ(gear, 2);
+  EXPECT_EQ(m->current_output_dims(0), (std::vector<int64_t>{2, kOut}));
+  std::vector<std::vector<int64_t>> dims;
+  st = m->execute({{x.data(), x.size() * 4}, {&gear, 8}}, {{y.data(), y.size() * 4}}, {}, &dims);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(dims.at(0), (std::vector<int64_t>{2, kOut}));
+  const auto want = reference(std::vector<float>(x.begin(), x.begin() + 2 * kIn));
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5);
+  EXPECT_EQ(y[2 * kOut], -1.0f);  // rows past the gear untouched
+
+  // A static model has no gears.
+  auto s = load(om_bytes(2));
+  EXPECT_EQ(s->select_gear(GearKind::kBatch, {2}, {&gear, 8}).code(), code::kModelNotDynamic);
+}
+
+TEST(LoadedModel, CallerMemoryHoldsWeightsAndWork) {
+  const std::string bytes = om_bytes(2);
+  ModelInfo d;
+  ASSERT_TRUE(describe(bytes.data(), bytes.size(), "", &d).ok());
+  ASSERT_GT(d.work_size, 0u);
+  void* work = std::aligned_alloc(64, (d.work_size + 63) / 64 * 64);
+  void* weights = std::aligned_alloc(64, (d.weight_size + 63) / 64 * 64);
+  std::memset(weights, 0, d.weight_size);
+  LoadOptions opts;
+  opts.work_ptr = work;
+  opts.work_size = d.work_size;
+  opts.weight_ptr = weights;
+  opts.weight_size = d.weight_size;
+  {
+    auto m = load(bytes, opts);
+    ASSERT_TRUE(m);
+    // The weights were copied into the caller's memory (W's first value is there).
+    const float w0 = weight(0, 0);
+    bool found = false;
+    for (size_t i = 0; i + 4 <= d.weight_size && !found; i += 4) found = std::memcmp(&w0, (char*)weights + i, 4) == 0;
+    EXPECT_TRUE(found);
+    std::vector<float> x = input(2), y(2 * kOut);
+    ASSERT_TRUE(m->execute({{x.data(), x.size() * 4}}, {{y.data(), y.size() * 4}}).ok());
+    const auto want = reference(x);
+    for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5);
+  }
+  // Too small: refused with the needed size.
+  std::shared_ptr<LoadedModel> m;
+  opts.weight_size = d.weight_size - 1;
+  Status st = LoadedModel::load(bytes.data(), bytes.size(), nullptr, opts, &m);
+  EXPECT_EQ(st.code(), code::kInvalidParam);
+  EXPECT_NE(st.message().find(std::to_string(d.weight_size)), std::string::npos) << st.message();
+  opts.weight_size = d.weight_size;
+  opts.work_size = d.work_size - 1;
+  EXPECT_EQ(LoadedModel::load(bytes.data(), bytes.size(), nullptr, opts, &m).code(), code::kInvalidParam);
+  std::free(work);
+  std::free(weights);
+}
+
+TEST(LoadedModel, ConcurrentExecutions) {
+  auto m = load(om_bytes(-1, batch_gears()));
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      const int64_t batch = t % 2 ? 4 : 1;
+      int64_t gear = batch;
+      std::vector<float> x = input(static_cast<size_t>(batch)), y(static_cast<size_t>(batch) * kOut);
+      for (int i = 0; i < 50; ++i) {
+        Status st = m->execute({{x.data(), x.size() * 4}, {&gear, 8}}, {{y.data(), y.size() * 4}});
+        if (!st.ok() || !close(y, reference(x))) ++failures;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(LoadedModel, RefusesWhatItCannotRead) {
+  std::shared_ptr<LoadedModel> m;
+  const std::string junk = "definitely not a model";
+  Status st = LoadedModel::load(junk.data(), junk.size(), nullptr, {}, &m);
+  EXPECT_EQ(st.code(), code::kParseModel) << st.message();
+  uint8_t cann[256] = {0x49, 0x4D, 0x4F, 0x44};
+  st = LoadedModel::load(cann, sizeof cann, nullptr, {}, &m);
+  EXPECT_EQ(st.code(), code::kDeserializeModel);
+  EXPECT_NE(st.message().find("atc"), std::string::npos) << st.message();
+  st = LoadedModel::load_file("/nonexistent/model.om", {}, &m);
+  EXPECT_EQ(st.code(), code::kInvalidFile) << st.message();
+  const std::string bytes = om_bytes(2);
+  for (size_t cut : {size_t(10), bytes.size() / 2, bytes.size() - 1}) {
+    st = LoadedModel::load(bytes.data(), cut, nullptr, {}, &m);
+    EXPECT_FALSE(st.ok()) << cut;
+  }
+}
+
+}  // namespace
+}  // namespace openacl::model
