@@ -155,8 +155,14 @@ class GraphWriter {
       enc.i32(version);
     }
     std::unordered_map<const Value*, int32_t> index;
+    std::unordered_set<std::string> names;
     enc.u32(static_cast<uint32_t>(g.values().size()));
     for (const auto& v : g.values()) {
+      // The reader finds values by name (captures resolve by name), so a
+      // name used twice could not be read back; refuse it here.
+      if (v->name.empty() || !names.insert(v->name).second)
+        return Errorf(code::kInvalidParam, "write_om: graph '%s' has %s value name '%s'; value names must be unique",
+                      g.name.c_str(), v->name.empty() ? "an empty" : "a repeated", v->name.c_str());
       index.emplace(v.get(), static_cast<int32_t>(index.size()));
       OPENACL_RETURN_IF_ERROR(value(*v));
     }
@@ -366,8 +372,12 @@ Status meta_error(const char* fmt, ...) {
 }
 
 Status parse_meta(const uint8_t* p, size_t n, OmMeta* out) {
-  json j = json::parse(p, p + n, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return meta_error("not valid JSON");
+  json j;
+  try {
+    j = json::parse(p, p + n);
+  } catch (const json::exception& e) {
+    return meta_error("not valid JSON (%s)", e.what());
+  }
   if (!j.is_object()) return meta_error("not a JSON object");
   OmMeta m;
   auto str = [&](const char* key, std::string* dst) {
@@ -1003,7 +1013,33 @@ int GearSpec::find(const std::vector<int64_t>& values) const {
   return -1;
 }
 
-Status write_om(const OmModel& model, std::string* bytes) {
+namespace {
+
+// A model ready to write: everything before WEIGHTS as bytes (header, table,
+// META, GRAPH, padding; checksums filled in), and the weight blocks to follow
+// at `weights_off` (zero bytes between them). Lets write_om_file stream the
+// weights from where they are instead of copying them once more.
+struct Layout {
+  std::string head;
+  std::vector<WeightBlock> blocks;  // in offset order
+  size_t weight_bytes = 0;
+  size_t total = 0;
+};
+
+// CRC-32C of the WEIGHTS section: the blocks with the zero padding between.
+uint32_t weights_crc(const std::vector<WeightBlock>& blocks) {
+  static const uint8_t kZeros[kConstAlign] = {};
+  uint32_t crc = 0;
+  size_t at = 0;
+  for (const WeightBlock& b : blocks) {
+    crc = crc32c(kZeros, b.offset - at, crc);
+    crc = crc32c(b.data, b.bytes, crc);
+    at = b.offset + b.bytes;
+  }
+  return crc;
+}
+
+Status lay_out(const OmModel& model, Layout* out) {
   if (!model.graph) return Errorf(code::kInvalidParam, "write_om: the model has no graph");
   OPENACL_RETURN_IF_ERROR(model.meta.gears.validate());
   GraphWriter gw;
@@ -1014,44 +1050,72 @@ Status write_om(const OmModel& model, std::string* bytes) {
   const size_t meta_off = table + kSectionCount * kEntryBytes;
   const size_t graph_off = align_up(meta_off + meta.size(), 8);
   const size_t weights_off = align_up(graph_off + gw.enc.out.size(), kWeightsAlign);
-  const size_t total = weights_off + gw.weight_end;
-
-  std::string out;
-  try {
-    out.assign(total, '\0');
-  } catch (const std::bad_alloc&) {
-    return Errorf(code::kBadAlloc, "write_om: cannot allocate %zu bytes for the .om", total);
-  }
-  std::memcpy(out.data() + meta_off, meta.data(), meta.size());
-  std::memcpy(out.data() + graph_off, gw.enc.out.data(), gw.enc.out.size());
-  for (const WeightBlock& b : gw.blocks) std::memcpy(out.data() + weights_off + b.offset, b.data, b.bytes);
-
-  std::memcpy(out.data(), kMagic, sizeof kMagic);
-  put_u32_at(&out, 8, kOmVersion);
-  put_u32_at(&out, 12, kSectionCount);
-  put_u64_at(&out, 16, total);
-  put_u64_at(&out, 24, table);
+  std::string& h = out->head;
+  h.assign(weights_off, '\0');
+  std::memcpy(h.data() + meta_off, meta.data(), meta.size());
+  std::memcpy(h.data() + graph_off, gw.enc.out.data(), gw.enc.out.size());
+  std::memcpy(h.data(), kMagic, sizeof kMagic);
+  put_u32_at(&h, 8, kOmVersion);
+  put_u32_at(&h, 12, kSectionCount);
+  put_u64_at(&h, 16, weights_off + gw.weight_end);
+  put_u64_at(&h, 24, table);
   const struct {
     uint32_t kind;
     size_t off, size;
-  } secs[kSectionCount] = {{kSecMeta, meta_off, meta.size()},
-                           {kSecGraph, graph_off, gw.enc.out.size()},
-                           {kSecWeights, weights_off, gw.weight_end}};
+    uint32_t crc;
+  } secs[kSectionCount] = {
+      {kSecMeta, meta_off, meta.size(), crc32c(meta.data(), meta.size())},
+      {kSecGraph, graph_off, gw.enc.out.size(), crc32c(gw.enc.out.data(), gw.enc.out.size())},
+      {kSecWeights, weights_off, gw.weight_end, weights_crc(gw.blocks)}};
   for (size_t i = 0; i < kSectionCount; ++i) {
     const size_t e = table + i * kEntryBytes;
-    put_u32_at(&out, e, secs[i].kind);
-    put_u64_at(&out, e + 8, secs[i].off);
-    put_u64_at(&out, e + 16, secs[i].size);
-    put_u32_at(&out, e + 24, crc32c(out.data() + secs[i].off, secs[i].size));
+    put_u32_at(&h, e, secs[i].kind);
+    put_u64_at(&h, e + 8, secs[i].off);
+    put_u64_at(&h, e + 16, secs[i].size);
+    put_u32_at(&h, e + 24, secs[i].crc);
   }
-  put_u32_at(&out, 32, crc32c(out.data(), meta_off));  // header (crc field still 0) + table
+  put_u32_at(&h, 32, crc32c(h.data(), meta_off));  // header (crc field still 0) + table
+  out->blocks = std::move(gw.blocks);
+  out->weight_bytes = gw.weight_end;
+  out->total = weights_off + gw.weight_end;
+  return Status::Ok();
+}
+
+// write(2) all of it; errno on failure, 0 on success.
+int write_all(int fd, const void* data, size_t n) {
+  const auto* p = static_cast<const char*>(data);
+  while (n) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Status write_om(const OmModel& model, std::string* bytes) {
+  Layout l;
+  OPENACL_RETURN_IF_ERROR(lay_out(model, &l));
+  const size_t weights_off = l.head.size();
+  std::string& out = l.head;
+  try {
+    out.resize(l.total, '\0');
+  } catch (const std::bad_alloc&) {
+    return Errorf(code::kBadAlloc, "write_om: cannot allocate %zu bytes for the .om", l.total);
+  }
+  for (const WeightBlock& b : l.blocks) std::memcpy(out.data() + weights_off + b.offset, b.data, b.bytes);
   *bytes = std::move(out);
   return Status::Ok();
 }
 
 Status write_om_file(const OmModel& model, const std::string& path) {
-  std::string bytes;
-  OPENACL_RETURN_IF_ERROR(write_om(model, &bytes));
+  Layout l;
+  OPENACL_RETURN_IF_ERROR(lay_out(model, &l));
   // Written beside the target and renamed over it, so a reader never sees a
   // half-written model and a failed write leaves the old file in place.
   static std::atomic<uint64_t> counter{0};
@@ -1067,24 +1131,20 @@ Status write_om_file(const OmModel& model, const std::string& path) {
   if (fd < 0)
     return Errorf(code::kWriteFile, "cannot create '%s' (to write '%s'): %s; check the folder exists and is writable",
                   tmp.c_str(), path.c_str(), std::strerror(errno));
-  size_t done = 0;
-  int err = 0;
-  while (done < bytes.size()) {
-    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      err = errno;
-      break;
-    }
-    done += static_cast<size_t>(w);
+  static const uint8_t kZeros[kConstAlign] = {};
+  int err = write_all(fd, l.head.data(), l.head.size());
+  size_t at = 0;
+  for (const WeightBlock& b : l.blocks) {
+    if (!err) err = write_all(fd, kZeros, b.offset - at);
+    if (!err) err = write_all(fd, b.data, b.bytes);
+    at = b.offset + b.bytes;
   }
   if (!err && ::fsync(fd) != 0) err = errno;
   if (::close(fd) != 0 && !err) err = errno;
   if (!err && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
   if (err) {
     ::unlink(tmp.c_str());
-    return Errorf(code::kWriteFile, "cannot write '%s' (%zu bytes): %s", path.c_str(), bytes.size(),
-                  std::strerror(err));
+    return Errorf(code::kWriteFile, "cannot write '%s' (%zu bytes): %s", path.c_str(), l.total, std::strerror(err));
   }
   return Status::Ok();
 }

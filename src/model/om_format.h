@@ -23,6 +23,19 @@
 // Reading is defensive: every offset, count and size is checked against the
 // bytes present before use; a bad checksum, a truncated file or a future
 // version is a Status (kDeserializeModel / kParseModel), never a crash.
+//
+// Details (om_format.cpp documents the byte layout):
+// - Error codes: the container (magic, version, size, section table,
+//   checksums) -> kDeserializeModel; its contents (META JSON, GRAPH encoding)
+//   -> kParseModel, naming the section and the byte offset. write_om refuses
+//   (kInvalidParam) what could not be read back: constants of types without a
+//   fixed element size or whose bytes disagree with their dims, empty or
+//   repeated value names, subgraphs nested deeper than 32 levels, invalid
+//   gears. write_om_file: kWriteFile. GearSpec checks: kInvalidParam.
+// - Version 1 has exactly the three sections; a reader refuses unknown ones
+//   (a later addition bumps the version, so old builds say "rebuild").
+// - META strings that are not UTF-8 are stored with U+FFFD replacements.
+// - No shared state: every function may run on any thread at once.
 #pragma once
 
 #include <cstddef>
@@ -70,7 +83,9 @@ struct GearSpec {
   // Checks kind/positions/gears agree (counts, positive values, 2..100 gears).
   Status validate() const;
   // The concrete shapes of the graph inputs named in `positions` under gear g,
-  // starting from each input's declared shape.
+  // starting from each input's declared shape (*out is replaced). Fails when
+  // an input is missing, has no rank, an axis is out of range, or a declared
+  // known dim differs from the gear's value.
   Status input_shapes(size_t g, const graph::Graph& graph, std::map<std::string, graph::Shape>* out) const;
   // The gear whose values are `values`, or -1.
   int find(const std::vector<int64_t>& values) const;
@@ -115,6 +130,8 @@ Status open_om(const void* data, size_t size, OmView* out);
 // Decodes the GRAPH section of `view` into a new graph. Constants point into
 // `weights` (view.weight_bytes bytes, e.g. the file's own WEIGHTS section or a
 // copy of it in device memory), kept alive by `owner`.
+// Constants sit at 64-byte multiples from `weights`; constants that shared
+// bytes when written share them again.
 Status decode_graph(const OmView& view, const uint8_t* weights, std::shared_ptr<const void> owner,
                     std::shared_ptr<graph::Graph>* out);
 

@@ -340,6 +340,7 @@ TEST(OmFormat, RoundTripKeepsEveryGraphFeature) {
   std::string bytes;
   ASSERT_TRUE(write_om(m, &bytes).ok());
   EXPECT_EQ(sniff_format(bytes.data(), bytes.size()), ModelFormat::kOm);
+  if (const char* seed = std::getenv("OPENACL_OM_SEED_DIR")) std::ofstream(std::string(seed) + "/rich.om") << bytes;
   OmView view;
   Status st = open_om(bytes.data(), bytes.size(), &view);
   ASSERT_TRUE(st.ok()) << st.message();
@@ -404,6 +405,14 @@ TEST(OmFormat, WriterRefusesWhatItCannotStore) {
   Status st = write_om(m, &bytes);
   EXPECT_EQ(st.code(), code::kInvalidParam);
   EXPECT_NE(st.message().find("'c'"), std::string::npos) << st.message();
+  // Two values of one name (the reader resolves captures by name).
+  OmModel dup;
+  dup.graph = std::make_shared<Graph>();
+  dup.graph->add_value("a");
+  dup.graph->add_value("a");
+  st = write_om(dup, &bytes);
+  EXPECT_EQ(st.code(), code::kInvalidParam);
+  EXPECT_NE(st.message().find("repeated value name 'a'"), std::string::npos) << st.message();
   // Nesting deeper than the reader accepts.
   OmModel deep;
   deep.graph = std::make_shared<Graph>();
@@ -501,10 +510,13 @@ TEST(OmFormat, DecodedModelCompilesAndRunsLikeTheOriginal) {
   ASSERT_TRUE(st.ok()) << st.message();
   std::ifstream f(path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  // Keep a copy for the fuzzer's seed corpus when asked.
+  // Keep a copy for the fuzzer's seed corpus when asked (fuzz_om_reader).
   if (const char* seed = std::getenv("OPENACL_OM_SEED_DIR")) std::ofstream(std::string(seed) + "/runnable.om") << bytes;
   ::unlink(path.c_str());
   ::rmdir(dir_tmpl);
+  std::string in_memory;
+  ASSERT_TRUE(write_om(m, &in_memory).ok());
+  EXPECT_EQ(bytes, in_memory) << "the file streams the same bytes";
 
   OmView view;
   st = open_om(bytes.data(), bytes.size(), &view);
