@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "capi/capi.h"
+#include "capi/mdl_observe.h"
 #include "capi/mdl_registry.h"
 #include "graph/dtype.h"
 
@@ -241,7 +242,8 @@ aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset* input, aclmdlDatas
     OPENACL_RETURN_IF_ERROR(prepare(*entry, input, output, "aclmdlExecute", &ins, &outs));
     capi::ExecutionScope scope;
     OPENACL_RETURN_IF_ERROR(scope.begin(entry, "aclmdlExecute"));
-    return with_model_id(modelId, scope.model().execute(ins, outs));
+    auto observer = capi::execution_observer(*entry, ctx->device());
+    return with_model_id(modelId, scope.model().execute(ins, outs, {}, nullptr, observer.get()));
   });
 }
 
@@ -274,7 +276,8 @@ aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset* input, aclmdl
           OPENACL_RETURN_IF_ERROR(entry->check_context_alive());
           capi::ExecutionScope scope;
           OPENACL_RETURN_IF_ERROR(scope.begin(entry, "queued aclmdlExecuteAsync"));
-          return with_model_id(entry->id(), scope.model().execute(ins, outs));
+          auto observer = capi::execution_observer(*entry, entry->device());
+          return with_model_id(entry->id(), scope.model().execute(ins, outs, {}, nullptr, observer.get()));
         },
         "aclmdlExecuteAsync");
     return Status::Ok();

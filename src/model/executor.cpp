@@ -144,21 +144,27 @@ Status Executor::check_inputs(const std::vector<kernels::Tensor>& inputs) const 
 }
 
 Status Executor::run(const std::vector<kernels::Tensor>& inputs, std::vector<kernels::Tensor>* outputs,
-                     std::vector<NodeTiming>* timings) {
+                     std::vector<NodeTiming>* timings, NodeObserver* observer) {
   OPENACL_RETURN_IF_ERROR(prepare());
   OPENACL_RETURN_IF_ERROR(check_inputs(inputs));
   if (timings) timings->clear();
-  return model_->is_static() ? run_static(inputs, outputs, timings) : run_dynamic(inputs, outputs, timings);
+  return model_->is_static() ? run_static(inputs, outputs, timings, observer)
+                              : run_dynamic(inputs, outputs, timings, observer);
 }
 
 Status Executor::run_static(const std::vector<kernels::Tensor>& inputs, std::vector<kernels::Tensor>* outputs,
-                            std::vector<NodeTiming>* timings) {
+                            std::vector<NodeTiming>* timings, NodeObserver* observer) {
   const CompiledModel& m = *model_;
   for (size_t i = 0; i < inputs.size(); ++i) tensors_[m.input_ids()[i]].data = inputs[i].data;
   for (size_t i = 0; i < m.nodes().size(); ++i) {
-    const int64_t t0 = timings ? now_ns() : 0;
+    if (observer) observer->before_node(m.nodes()[i], tensors_);
+    const int64_t t0 = timings || observer ? now_ns() : 0;
     OPENACL_RETURN_IF_ERROR(m.nodes()[i].kernel->run(*contexts_[i]));
-    if (timings) timings->push_back({m.nodes()[i].node, now_ns() - t0});
+    if (timings || observer) {
+      const int64_t t1 = now_ns();
+      if (timings) timings->push_back({m.nodes()[i].node, t1 - t0});
+      if (observer) observer->after_node(m.nodes()[i], tensors_, t0, t1);
+    }
   }
   outputs->resize(m.output_ids().size());
   for (size_t i = 0; i < m.output_ids().size(); ++i) (*outputs)[i] = tensors_[m.output_ids()[i]];
@@ -166,7 +172,7 @@ Status Executor::run_static(const std::vector<kernels::Tensor>& inputs, std::vec
 }
 
 Status Executor::run_dynamic(const std::vector<kernels::Tensor>& inputs, std::vector<kernels::Tensor>* outputs,
-                             std::vector<NodeTiming>* timings) {
+                             std::vector<NodeTiming>* timings, NodeObserver* observer) {
   const CompiledModel& m = *model_;
   const size_t nv = m.values().size();
   // Blocks still held from the previous run (its outputs) go back first.
@@ -245,9 +251,14 @@ Status Executor::run_dynamic(const std::vector<kernels::Tensor>& inputs, std::ve
                                  *out = &tensors_[id];
                                  return Status::Ok();
                                });
-    const int64_t t0 = timings ? now_ns() : 0;
+    if (observer) observer->before_node(cn, tensors_);
+    const int64_t t0 = timings || observer ? now_ns() : 0;
     OPENACL_RETURN_IF_ERROR(cn.kernel->run(ctx));
-    if (timings) timings->push_back({cn.node, now_ns() - t0});
+    if (timings || observer) {
+      const int64_t t1 = now_ns();
+      if (timings) timings->push_back({cn.node, t1 - t0});
+      if (observer) observer->after_node(cn, tensors_, t0, t1);
+    }
     for (size_t o = 0; o < cn.outputs.size(); ++o)
       if (cn.outputs[o] >= 0 && !held[cn.outputs[o]])
         return Errorf(code::kInternalError, "%s: kernel left output %zu unallocated", cn.node->describe().c_str(), o);

@@ -31,6 +31,20 @@ struct NodeTiming {
   int64_t ns = 0;
 };
 
+// Watches an execution node by node (dump, profiling). Called on the
+// executing thread. `values` holds every value's tensor by value id
+// (CompiledNode::inputs / outputs index it): in before_node the inputs are
+// intact (a kernel may then write its output over an input); in after_node the
+// outputs are written. Times are steady_clock nanoseconds. An observer that is
+// not passed costs nothing.
+class NodeObserver {
+ public:
+  virtual ~NodeObserver() = default;
+  virtual void before_node(const CompiledNode& node, const std::vector<kernels::Tensor>& values) {}
+  virtual void after_node(const CompiledNode& node, const std::vector<kernels::Tensor>& values, int64_t start_ns,
+                          int64_t end_ns) {}
+};
+
 class Executor {
  public:
   explicit Executor(std::shared_ptr<const CompiledModel> model);
@@ -47,8 +61,9 @@ class Executor {
 
   // inputs: one per graph input, in order. *outputs: one per graph output.
   // timings: when non-null, one entry per executed node (wall time).
+  // observer: when non-null, told before and after every node.
   Status run(const std::vector<kernels::Tensor>& inputs, std::vector<kernels::Tensor>* outputs,
-             std::vector<NodeTiming>* timings = nullptr);
+             std::vector<NodeTiming>* timings = nullptr, NodeObserver* observer = nullptr);
 
   const CompiledModel& model() const { return *model_; }
   // Bytes of work memory held (the arena, or the pool's blocks).
@@ -58,9 +73,9 @@ class Executor {
   class Pool;
   Status check_inputs(const std::vector<kernels::Tensor>& inputs) const;
   Status run_static(const std::vector<kernels::Tensor>& inputs, std::vector<kernels::Tensor>* outputs,
-                    std::vector<NodeTiming>* timings);
+                    std::vector<NodeTiming>* timings, NodeObserver* observer);
   Status run_dynamic(const std::vector<kernels::Tensor>& inputs, std::vector<kernels::Tensor>* outputs,
-                     std::vector<NodeTiming>* timings);
+                     std::vector<NodeTiming>* timings, NodeObserver* observer);
 
   std::shared_ptr<const CompiledModel> model_;
   std::vector<kernels::Tensor> tensors_;  // by value id

@@ -496,7 +496,7 @@ std::vector<int64_t> LoadedModel::current_output_dims(size_t index) const {
 
 Status LoadedModel::execute(const std::vector<IoBuffer>& inputs, const std::vector<IoBuffer>& outputs,
                             const std::vector<std::vector<int64_t>>& input_dims,
-                            std::vector<std::vector<int64_t>>* output_dims) {
+                            std::vector<std::vector<int64_t>>* output_dims, NodeObserver* observer) {
   if (inputs.size() != info_.inputs.size())
     return Errorf(code::kModelInputNotMatch, "the model has %zu input(s)%s; the input dataset holds %zu buffer(s)",
                   info_.inputs.size(), info_.gear_input >= 0 ? " (the last is ascend_mbatch_shape_data)" : "",
@@ -521,12 +521,12 @@ Status LoadedModel::execute(const std::vector<IoBuffer>& inputs, const std::vect
                     kGearInputName, dims_str(values).c_str(), gears_str(info_.gears).c_str());
     g = static_cast<size_t>(found);
   }
-  return execute_plan(*plans_[g], inputs, outputs, input_dims, output_dims);
+  return execute_plan(*plans_[g], inputs, outputs, input_dims, output_dims, observer);
 }
 
 Status LoadedModel::execute_plan(Plan& plan, const std::vector<IoBuffer>& inputs, const std::vector<IoBuffer>& outputs,
                                  const std::vector<std::vector<int64_t>>& input_dims,
-                                 std::vector<std::vector<int64_t>>* output_dims) {
+                                 std::vector<std::vector<int64_t>>* output_dims, NodeObserver* observer) {
   const CompiledModel& cm = *plan.model;
   // Inputs: shapes resolved and every buffer checked before anything runs.
   std::vector<kernels::Tensor> ins(cm.input_ids().size());
@@ -618,7 +618,7 @@ Status LoadedModel::execute_plan(Plan& plan, const std::vector<IoBuffer>& inputs
   }
 
   std::vector<kernels::Tensor> outs;
-  Status st = ex->run(ins, &outs);
+  Status st = ex->run(ins, &outs, nullptr, observer);
   if (st.ok()) {
     for (size_t o = 0; o < outs.size() && st.ok(); ++o) {
       const size_t need = outs[o].bytes();

@@ -133,16 +133,17 @@ class LoadedModel {
   // written. Errors: kModelInputNotMatch / kModelOutputNotMatch with expected
   // vs given bytes, shape and dtype; kGeDynamicBatchSizeInvalid for a gear
   // input holding no gear; kRtModelExecute for a failure inside the model.
+  // observer (optional) sees every node run (dump, profiling).
   Status execute(const std::vector<IoBuffer>& inputs, const std::vector<IoBuffer>& outputs,
                  const std::vector<std::vector<int64_t>>& input_dims = {},
-                 std::vector<std::vector<int64_t>>* output_dims = nullptr);
+                 std::vector<std::vector<int64_t>>* output_dims = nullptr, NodeObserver* observer = nullptr);
 
  private:
   LoadedModel() = default;
   struct Plan;  // one gear: compiled model + idle executors
   Status execute_plan(Plan& plan, const std::vector<IoBuffer>& inputs, const std::vector<IoBuffer>& outputs,
                       const std::vector<std::vector<int64_t>>& input_dims,
-                      std::vector<std::vector<int64_t>>* output_dims);
+                      std::vector<std::vector<int64_t>>* output_dims, NodeObserver* observer);
 
   ModelInfo info_;
   std::vector<std::unique_ptr<Plan>> plans_;  // per gear (one when gear-less)
