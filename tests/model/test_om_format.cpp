@@ -324,7 +324,9 @@ void reseal(std::string* om) {
   const size_t table_end = 64 + 32 * rd32(*om, 12);
   for (uint32_t i = 0; i < rd32(*om, 12); ++i) {
     const size_t e = 64 + 32 * i;
-    uint32_t c = crc32c(om->data() + rd64(*om, e + 8), rd64(*om, e + 16));
+    const uint64_t off = rd64(*om, e + 8), len = rd64(*om, e + 16);
+    if (off > om->size() || len > om->size() - off) continue;  // left for the reader to refuse
+    uint32_t c = crc32c(om->data() + off, len);
     std::memcpy(om->data() + e + 24, &c, 4);
   }
   std::memset(om->data() + 32, 0, 4);
