@@ -12,7 +12,11 @@ std::string Node::describe() const {
 }
 
 Value* Graph::add_value(std::string name, TensorType type) {
-  if (name.empty()) name = "_v" + std::to_string(anon_++);
+  // Generated names skip any already taken (a decoded graph holds earlier ones).
+  if (name.empty()) {
+    do name = "_v" + std::to_string(anon_++);
+    while (by_name_.count(name));
+  }
   auto v = std::make_unique<Value>();
   v->name = std::move(name);
   v->type = std::move(type);
