@@ -224,6 +224,20 @@ ACL_FUNC_VISIBILITY aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset
 ACL_FUNC_VISIBILITY aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset *input,
                                                aclmdlDataset *output, aclrtStream stream);
 
+/* ---- model dump (spec §3.8, docs/models.md "Dump") ----
+ * The dump writes the input and/or output tensors of the listed models' ops,
+ * per execution, as .npy files under dump_path (or one stats line per tensor).
+ * It is configured either by the acl.json `dump` section at aclInit or by
+ * aclmdlInitDump + aclmdlSetDump(file with the same `dump` schema), never both.
+ * aclmdlInitDump: ACL_ERROR_DUMP_ALREADY_RUN if acl.json configured a dump or
+ * InitDump was already called. aclmdlSetDump: ACL_ERROR_DUMP_NOT_RUN before
+ * InitDump; ACL_ERROR_INVALID_DUMP_CONFIG for a bad `dump` section (naming the
+ * key and the allowed values). aclmdlFinalizeDump: ACL_ERROR_DUMP_NOT_RUN
+ * without InitDump. All three need aclInit and are safe from any thread. */
+ACL_FUNC_VISIBILITY aclError aclmdlInitDump(void);
+ACL_FUNC_VISIBILITY aclError aclmdlSetDump(const char *dumpCfgPath);
+ACL_FUNC_VISIBILITY aclError aclmdlFinalizeDump(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,6 +6,7 @@
 #include "base/dtype.h"
 #include "base/fp16.h"
 #include "capi/capi.h"
+#include "capi/mdl_dump.h"
 #include "capi/mdl_registry.h"
 
 using namespace openacl;
@@ -15,14 +16,23 @@ using capi::runtime;
 extern "C" {
 
 aclError aclInit(const char* configPath) {
-  return guarded(__func__, [&] { return runtime().init(configPath); });
+  return guarded(__func__, [&] {
+    OPENACL_RETURN_IF_ERROR(runtime().init(configPath));
+    // acl.json's `dump` section: a bad one fails aclInit (ACL_ERROR_INVALID_DUMP_CONFIG) and undoes it.
+    Status dump = capi::dump_from_acl_json(runtime().config().raw_json);
+    if (!dump.ok()) (void)runtime().finalize(true, nullptr);
+    return dump;
+  });
 }
 
 aclError aclFinalize(void) {
   return guarded(__func__, [&] {
     // Models still loaded go first, so their memory is released (not reported
     // as leaked) before the devices are torn down.
-    if (runtime().initialized()) capi::unload_all_models();
+    if (runtime().initialized()) {
+      capi::unload_all_models();
+      capi::dump_reset();
+    }
     return runtime().finalize(true, nullptr);
   });
 }
@@ -30,7 +40,9 @@ aclError aclFinalize(void) {
 aclError aclFinalizeReference(uint64_t* refCount) {
   return guarded(__func__, [&] {
     OPENACL_RETURN_IF_ERROR(capi::not_null(refCount, "refCount"));
-    return runtime().finalize(false, refCount);
+    Status st = runtime().finalize(false, refCount);
+    if (st.ok() && !runtime().initialized()) capi::dump_reset();  // the last reference ends the dump too
+    return st;
   });
 }
 
