@@ -688,6 +688,25 @@ PyObject* execute_async(PyObject*, PyObject* args) {
 
 }  // namespace
 
+// ---- model dump (§3.8) ----
+
+PyObject* init_dump(PyObject*, PyObject* args) {
+  if (!parse_args(args, "acl.mdl.init_dump", "")) return nullptr;
+  return code_result(aclmdlInitDump());
+}
+
+// `set_dump([json_path])`: without a path the C call gets NULL (100000).
+PyObject* set_dump(PyObject*, PyObject* args) {
+  const char* path = nullptr;
+  if (!parse_args(args, "acl.mdl.set_dump", "|s", &path)) return nullptr;
+  return code_result(aclmdlSetDump(path));
+}
+
+PyObject* finalize_dump(PyObject*, PyObject* args) {
+  if (!parse_args(args, "acl.mdl.finalize_dump", "")) return nullptr;
+  return code_result(aclmdlFinalizeDump());
+}
+
 PyMethodDef kMdlMethods[] = {
     {"load_from_file", load_from_file, METH_VARARGS, "load_from_file(path) -> (model_id, ret)"},
     {"load_from_mem", load_from_mem, METH_VARARGS, "load_from_mem(model_ptr, model_size) -> (model_id, ret)"},
@@ -758,6 +777,9 @@ PyMethodDef kMdlMethods[] = {
     {"execute", execute, METH_VARARGS, "execute(model_id, input_dataset, output_dataset) -> ret"},
     {"execute_async", execute_async, METH_VARARGS,
      "execute_async(model_id, input_dataset, output_dataset, stream) -> ret"},
+    {"init_dump", init_dump, METH_VARARGS, "init_dump() -> ret"},
+    {"set_dump", set_dump, METH_VARARGS, "set_dump(json_path) -> ret; the file holds a \"dump\" section"},
+    {"finalize_dump", finalize_dump, METH_VARARGS, "finalize_dump() -> ret"},
     {nullptr, nullptr, 0, nullptr},
 };
 
