@@ -23,6 +23,8 @@ struct DumpSession {
   std::string root;  // {dump_path}/{time}
   std::atomic<uint64_t> failures{0};
   std::atomic<bool> warned{false};
+  std::mutex mutex;
+  std::set<uint32_t> warned_layers;  // model ids told about layers they lack
 
   // Write errors never fail the execution: the first is logged, all are counted.
   void fail(const std::string& what) {
@@ -86,13 +88,34 @@ void end_session(DumpState& st) { start_session(st, DumpConfig{}); }
 // Writes the selected ops' tensors of one execution into `dir`.
 class DumpObserver : public model::NodeObserver {
  public:
-  DumpObserver(std::shared_ptr<DumpSession> session, const std::set<std::string>* layers, std::string dir)
-      : session_(std::move(session)), layers_(layers), dir_(std::move(dir)) {}
+  DumpObserver(std::shared_ptr<DumpSession> session, const std::set<std::string>* layers, std::string dir,
+               uint32_t model_id, std::string model_name)
+      : session_(std::move(session)),
+        layers_(layers),
+        dir_(std::move(dir)),
+        model_id_(model_id),
+        model_name_(std::move(model_name)) {}
+
+  // A listed layer that no op of the model has is most likely a typo: say so
+  // once per model (after its first execution, when every op was seen).
+  ~DumpObserver() override {
+    if (layers_->empty() || matched_.size() == layers_->size() || next_task_ == 0) return;
+    {
+      std::lock_guard<std::mutex> lock(session_->mutex);
+      if (!session_->warned_layers.insert(model_id_).second) return;
+    }
+    std::string missing;
+    for (const std::string& l : *layers_)
+      if (!matched_.count(l)) missing += (missing.empty() ? "'" : ", '") + l + "'";
+    OACL_WARN("dump: model '%s' (id %u) has no op named %s; dump_list layer names are the model's op names",
+              model_name_.c_str(), model_id_, missing.c_str());
+  }
 
   void before_node(const model::CompiledNode& node, const std::vector<kernels::Tensor>& values) override {
     task_id_ = next_task_++;
     selected_ = node.node && (layers_->empty() || layers_->count(node.node->name));
     if (!selected_) return;
+    if (!layers_->empty()) matched_.insert(node.node->name);
     base_ = dir_ + "/" + dump_safe_name(node.node->op_type, "Op") + "." +
             dump_safe_name(node.node->name, "node" + std::to_string(task_id_)) + "." + std::to_string(task_id_) +
             ".0." + std::to_string(now_us());
@@ -147,6 +170,9 @@ class DumpObserver : public model::NodeObserver {
   std::shared_ptr<DumpSession> session_;
   const std::set<std::string>* layers_;  // owned by session_->cfg
   std::string dir_;
+  uint32_t model_id_;
+  std::string model_name_;
+  std::set<std::string> matched_;  // listed layers seen in this execution
   bool dir_made_ = false;
   uint64_t next_task_ = 0;
   uint64_t task_id_ = 0;
@@ -180,7 +206,7 @@ std::unique_ptr<model::NodeObserver> execution_observer(const ModelEntry& entry,
   const uint64_t index = st.next_index[entry.id()]++;
   std::string dir = st.session->root + "/" + std::to_string(device) + "/" + dump_safe_name(name, "model") + "/" +
                     std::to_string(entry.id()) + "/" + std::to_string(index);
-  return std::make_unique<DumpObserver>(st.session, &it->second, std::move(dir));
+  return std::make_unique<DumpObserver>(st.session, &it->second, std::move(dir), entry.id(), name);
 }
 
 Status dump_from_acl_json(const std::string& raw_json) {

@@ -461,6 +461,17 @@ TEST_F(DumpTest, ModelsNotListedWriteNothing) {
     EXPECT_EQ(entries, 0) << "not even the time folder";
 }
 
+TEST_F(DumpTest, LayersTheModelLacksWriteNothing) {
+    TempDir dir;
+    StartDump(DumpJson(dir.path(), ", \"dump_mode\": \"all\"",
+                       "[{\"model_name\": \"addrelu\", \"layer\": [\"NoSuchOp\", \"Sub\"]}]"));
+    uint32_t id = Load();
+    Io io;
+    Execute(id, io);  // logs one warning naming 'NoSuchOp' and 'Sub' (op types are not op names)
+    Execute(id, io);
+    EXPECT_TRUE(ListFiles(dir.path()).empty());
+}
+
 TEST_F(DumpTest, FinalizeDumpStopsIt) {
     TempDir dir;
     StartDump(DumpJson(dir.path(), "", "[{\"model_name\": \"addrelu\", \"layer\": [\"Sub_z\"]}]"));
@@ -546,6 +557,52 @@ TEST_F(DumpTest, TwoModelsTwoFolders) {
     ASSERT_EQ(all.size(), 2u);
     EXPECT_TRUE(Contains(all[0] + all[1], "/addrelu/" + std::to_string(a) + "/0/"));
     EXPECT_TRUE(Contains(all[0] + all[1], "/addrelu/" + std::to_string(b) + "/0/"));
+}
+
+TEST_F(DumpTest, OmGearModelDumpsTheSelectedGearsShapes) {
+    std::string err;
+    std::string om = mdltest::AddConstOm(-1, {1, 2, 4}, &err);
+    ASSERT_FALSE(om.empty()) << err;
+    TempDir dir;
+    StartDump(DumpJson(dir.path(), ", \"dump_mode\": \"all\"", "[{\"model_name\": \"addconst\"}]"));
+    uint32_t id = 0;
+    ASSERT_EQ(aclmdlLoadFromMem(om.data(), om.size(), &id), ACL_SUCCESS) << RecentErrMsg();
+    aclmdlDesc *desc = aclmdlCreateDesc();
+    ASSERT_EQ(aclmdlGetDesc(desc, id), ACL_SUCCESS);
+    const size_t shape_bytes = aclmdlGetInputSizeByIndex(desc, 1);
+    aclmdlDestroyDesc(desc);
+    void *x = nullptr, *shape = nullptr, *y = nullptr;
+    ASSERT_EQ(aclrtMalloc(&x, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMalloc(&shape, shape_bytes, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMalloc(&y, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    const float xs[8] = {1, 2, 3, 4, 10, 20, 30, 40};
+    ASSERT_EQ(aclrtMemcpy(x, 64, xs, sizeof xs, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+    aclmdlDataset *in = aclmdlCreateDataset(), *out = aclmdlCreateDataset();
+    aclDataBuffer *bx = aclCreateDataBuffer(x, sizeof xs), *bs = aclCreateDataBuffer(shape, shape_bytes),
+                  *by = aclCreateDataBuffer(y, 64);
+    ASSERT_EQ(aclmdlAddDatasetBuffer(in, bx), ACL_SUCCESS);
+    ASSERT_EQ(aclmdlAddDatasetBuffer(in, bs), ACL_SUCCESS);
+    ASSERT_EQ(aclmdlAddDatasetBuffer(out, by), ACL_SUCCESS);
+    ASSERT_EQ(aclmdlSetDynamicBatchSize(id, in, 1, 2), ACL_SUCCESS) << RecentErrMsg();
+    ASSERT_EQ(aclmdlExecute(id, in, out), ACL_SUCCESS) << RecentErrMsg();
+    auto runs = Executions(dir.path(), "addconst", id);
+    ASSERT_EQ(runs.size(), 1u);
+    const auto &files = runs["0"].files;
+    ASSERT_EQ(files.size(), 3u);
+    Npy in0 = LoadNpy(files.at("Add.add.input.0.npy"));
+    EXPECT_EQ(in0.shape, (std::vector<int64_t>{2, 4}));
+    ExpectData(in0, xs, 8, "x");
+    float want[8];
+    for (int i = 0; i < 8; ++i) want[i] = xs[i] + static_cast<float>(i % 4 + 1);
+    Npy out0 = LoadNpy(files.at("Add.add.output.0.npy"));
+    EXPECT_EQ(out0.shape, (std::vector<int64_t>{2, 4}));
+    ExpectData(out0, want, 8, "y");
+    const float c[4] = {1, 2, 3, 4};
+    ExpectData(LoadNpy(files.at("Add.add.input.1.npy")), c, 4, "the constant");
+    aclmdlDestroyDataset(in);
+    aclmdlDestroyDataset(out);
+    for (aclDataBuffer *b : {bx, bs, by}) aclDestroyDataBuffer(b);
+    for (void *p : {x, shape, y}) aclrtFree(p);
 }
 
 /* ------------------------------------------------------------------ acl.json */
