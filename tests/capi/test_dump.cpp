@@ -404,7 +404,8 @@ TEST_F(DumpTest, LayerFilterAndInputMode) {
 
 TEST_F(DumpTest, AllModeWritesInputsAndOutputsWithOneStamp) {
     TempDir dir;
-    StartDump(DumpJson(dir.path(), ", \"dump_mode\": \"all\"", "[{\"model_name\": \"addrelu\", \"layer\": [\"Sub_z\"]}]"));
+    StartDump(DumpJson(dir.path(), ", \"dump_mode\": \"all\"",
+                       "[{\"model_name\": \"addrelu\", \"layer\": [\"Sub_z\"]}]"));
     uint32_t id = Load();
     Io io;
     Execute(id, io);
