@@ -148,4 +148,41 @@ Status fuse_conv_activation(Graph& g, size_t* rewrites) {
   return Status::Ok();
 }
 
+Status fuse_conv_add(Graph& g, size_t* rewrites) {
+  *rewrites = 0;
+  std::vector<Node*> convs;
+  for (const auto& n : g.nodes())
+    if (n->op_type == "Conv" && n->domain.empty() && n->inputs.size() <= 3 && !n->attrs.has(kFusedSumAttr) &&
+        !n->attrs.has(kFusedActivationAttr))
+      convs.push_back(n.get());
+  for (Node* conv : convs) {
+    Value* y = conv->output(0);
+    if (!y || y->is_graph_output || y->consumers.size() != 1) continue;
+    if (y->type.dtype != DType::kFloat32 || !y->type.shape || !fully_known(*y->type.shape)) continue;
+    Node* add = y->consumers[0];
+    if (add->op_type != "Add" || !add->domain.empty() || add->inputs.size() != 2 || !add->output(0)) continue;
+    if (add->input(0) == add->input(1)) continue;  // conv(x) + conv(x)
+    Value* r = add->input(0) == y ? add->input(1) : add->input(0);
+    if (!r || r->type.dtype != DType::kFloat32 || !r->type.shape || !(*r->type.shape == *y->type.shape)) continue;
+    // The kernel may write its output over the residual: the residual must
+    // not also be one of the Conv's operands.
+    if (r == conv->input(0) || r == conv->input(1) || r == conv->input(2)) continue;
+    // No cycle can appear: r cannot depend on y, which only the Add reads.
+    Value* out = add->output(0);
+    g.remove_node(add);
+    while (conv->inputs.size() < 3) conv->inputs.push_back(nullptr);
+    conv->inputs.push_back(r);
+    r->consumers.push_back(conv);
+    Attribute one;
+    one.kind = Attribute::Kind::kInt;
+    one.i = 1;
+    conv->attrs.set(kFusedSumAttr, one);
+    y->producer = nullptr;
+    conv->outputs[0] = out;
+    out->producer = conv;
+    ++*rewrites;
+  }
+  return Status::Ok();
+}
+
 }  // namespace openacl::graph

@@ -25,4 +25,14 @@ inline constexpr const char* kFusedAlphaAttr = "__openacl_activation_alpha";    
 inline constexpr const char* kFusedBetaAttr = "__openacl_activation_beta";        // float
 Status fuse_conv_activation(Graph& g, size_t* rewrites);
 
+// A Conv whose output is read only by an Add whose other operand has exactly
+// the Conv output's type (float32, same known shape: a residual connection)
+// absorbs the Add: the operand becomes the Conv's input 3 (input 2, the bias,
+// may be omitted), the Conv writes the Add's output and carries the attribute
+// below; its kernel computes conv(x) + residual (a oneDNN sum post-op, writing
+// over the residual's memory when the planner lets it). Run before
+// fuse_conv_activation, so that Conv -> Add -> Relu becomes one Conv.
+inline constexpr const char* kFusedSumAttr = "__openacl_sum";  // int 1: input 3 is added
+Status fuse_conv_add(Graph& g, size_t* rewrites);
+
 }  // namespace openacl::graph
