@@ -914,6 +914,38 @@ TEST_F(MdlTest, OtherDeviceContextIsRefused) {
     aclrtResetDevice(1);
 }
 
+TEST_F(MdlTest, ModelsOnTwoDevicesRunAtOnce) {
+    if (device_count_ < 2) GTEST_SKIP() << "needs two devices";
+    // One copy of the model per device, each executed by its own thread under
+    // a context of its device, with buffers on that device.
+    uint32_t ids[2] = {LoadMem(onnx_), 0};
+    ASSERT_EQ(aclrtSetDevice(1), ACL_SUCCESS);
+    ids[1] = LoadMem(onnx_);
+    ASSERT_NE(ids[1], 0u);
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int dev = 0; dev < 2; ++dev)
+        threads.emplace_back([&, dev] {
+            aclrtContext ctx = nullptr;
+            if (aclrtCreateContext(&ctx, dev) != ACL_SUCCESS) {
+                ++failures;
+                return;
+            }
+            {
+                AddReluIo io;
+                for (int i = 0; i < 20; ++i)
+                    if (aclmdlExecute(ids[dev], io.in.get(), io.out.get()) != ACL_SUCCESS) ++failures;
+                io.Check();
+            }
+            aclrtDestroyContext(ctx);
+        });
+    for (auto &t : threads) t.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(aclmdlUnload(ids[1]), ACL_SUCCESS);
+    EXPECT_EQ(aclmdlUnload(ids[0]), ACL_SUCCESS);
+    aclrtResetDevice(1);
+}
+
 /* ------------------------------------------------------------------ gears */
 
 class MdlGearTest : public MdlTest {
