@@ -81,6 +81,7 @@ Status dataset_desc_dims(const aclmdlDataset* dataset, const char* role,
     return Errorf(code::kInvalidParam, "%s dataset %p is unknown or already destroyed", role,
                   static_cast<const void*>(dataset));
   *serial = dataset->serial;
+  if (!dims) return Status::Ok();
   dims->assign(dataset->buffers.size(), std::nullopt);
   for (size_t i = 0; i < dataset->descs.size() && i < dims->size(); ++i) {
     if (!dataset->descs[i]) continue;

@@ -185,10 +185,10 @@ Status prepare(const capi::ModelEntry& entry, const aclmdlDataset* input, const 
   for (size_t i = 0; i < outs->size(); ++i)
     OPENACL_RETURN_IF_ERROR(capi::check_io_memory(
         (*outs)[i], strformat("output %zu ('%s') of model %u", i, info.outputs[i].name.c_str(), entry.id()), api));
-  std::vector<std::optional<std::vector<int64_t>>> in_descs, out_descs;
+  std::vector<std::optional<std::vector<int64_t>>> in_descs;
   uint64_t input_serial = 0;
   OPENACL_RETURN_IF_ERROR(capi::dataset_desc_dims(input, "input", &in_descs, &input_serial));
-  OPENACL_RETURN_IF_ERROR(capi::dataset_desc_dims(output, "output", &out_descs, output_serial));
+  OPENACL_RETURN_IF_ERROR(capi::dataset_desc_dims(output, "output", nullptr, output_serial));
   return input_desc_dims(entry, info, in_descs, *ins, input_dims);
 }
 
