@@ -118,8 +118,11 @@ Status input_desc_dims(const capi::ModelEntry& entry, const model::ModelInfo& in
                       "%s: its tensor desc has dims %s; give the real shape (every dim >= 0) with aclCreateTensorDesc "
                       "or aclSetTensorOriginShape, then aclmdlSetDatasetTensorDesc",
                       where.c_str(), dims_text(given).c_str());
-    bool ok = given.size() == io.dims.size();
-    for (size_t a = 0; ok && a < given.size(); ++a) ok = io.dims[a] < 0 || io.dims[a] == given[a];
+    // No dims: a scalar or an input of unknown rank, which ModelInfo does not
+    // tell apart; the model checks the rank (and refuses [6] for a scalar).
+    const bool unknown_rank = io.dims.empty();
+    bool ok = unknown_rank || given.size() == io.dims.size();
+    for (size_t a = 0; ok && !unknown_rank && a < given.size(); ++a) ok = io.dims[a] < 0 || io.dims[a] == given[a];
     if (!ok)
       return Errorf(code::kModelInputNotMatch,
                     "%s: its tensor desc says %s but the model takes %s (-1: free); fix the desc's dims", where.c_str(),

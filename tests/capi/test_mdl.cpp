@@ -1330,6 +1330,48 @@ TEST_F(MdlTest, FreeDimsTakeTheirShapeFromTheInputDesc) {
     EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
 }
 
+/* x float of unknown rank (no shape at all) -> y = Relu(x). */
+std::string UnknownRankReluOnnx() {
+    auto value_info = [](const std::string &name) {
+        mdltest::Pb tensor_type;
+        tensor_type.u64(1, mdltest::kOnnxFloat);
+        mdltest::Pb type;
+        type.msg(1, tensor_type);
+        mdltest::Pb vi;
+        vi.bytes(1, name).msg(2, type);
+        return vi;
+    };
+    mdltest::Pb g;
+    g.msg(1, mdltest::OnnxNode("Relu", {"x"}, {"y"}));
+    g.bytes(2, "rankrelu");
+    g.msg(11, value_info("x"));
+    g.msg(12, value_info("y"));
+    return mdltest::OnnxModel(g);
+}
+
+TEST_F(MdlTest, UnknownRankInputTakesAnyRankFromItsDesc) {
+    uint32_t id = 0;
+    const std::string bytes = UnknownRankReluOnnx();
+    if (aclmdlLoadFromMem(bytes.data(), bytes.size(), &id) != ACL_SUCCESS) {
+        GTEST_SKIP() << "the importer refuses an input without a shape: " << RecentErrMsg();
+    }
+    DevMem x(64 * sizeof(float)), y(64 * sizeof(float));
+    Dataset in, out;
+    in.Add(x);
+    out.Add(y);
+    for (const std::vector<int64_t> &dims : {std::vector<int64_t>{6}, std::vector<int64_t>{2, 2, 3}}) {
+        std::vector<float> xs(12);
+        for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i) - 5.5f;
+        x.Put(xs.data(), xs.size() * sizeof(float));
+        aclTensorDesc *d = aclCreateTensorDesc(ACL_FLOAT, static_cast<int>(dims.size()), dims.data(), ACL_FORMAT_ND);
+        ASSERT_EQ(aclmdlSetDatasetTensorDesc(in.get(), d, 0), ACL_SUCCESS);
+        aclDestroyTensorDesc(d);
+        ASSERT_EQ(aclmdlExecute(id, in.get(), out.get()), ACL_SUCCESS) << RecentErrMsg();
+        EXPECT_EQ(DescDims(aclmdlGetDatasetTensorDesc(out.get(), 0)), dims);
+    }
+    EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
+}
+
 TEST_F(MdlTest, FreeDimsWithoutADescAreRefused) {
     uint32_t id = LoadMem(FreeDimsReluOnnx());
     DevMem x(64), y(64);
