@@ -108,6 +108,12 @@ def test_argument_errors():
         acl.set_tensor_shape_range(BOGUS, ((1, 2),))
     with pytest.raises(TypeError, match="^int64_t argument is not list$"):
         acl.set_tensor_value_range(BOGUS, 5)
+    with pytest.raises(TypeError, match="acl.mdl.set_dataset_tensor_desc args parse failed"):
+        acl.mdl.set_dataset_tensor_desc(0, 0)
+    with pytest.raises(TypeError, match="acl.mdl.get_dataset_tensor_desc args parse failed"):
+        acl.mdl.get_dataset_tensor_desc(0, "0")
+    with pytest.raises(TypeError, match="acl.set_tensor_desc_name args parse failed"):
+        acl.set_tensor_desc_name(0, 5)
     # A bad value is refused by the library with a code, not an exception.
     assert acl.create_tensor_desc(ACL_FLOAT, [2, -3], ACL_FORMAT_ND) == 0
     assert "dims[1] = -3" in acl.get_recent_err_msg()
