@@ -2,6 +2,7 @@
 // owns, each with an optional tensor desc the dataset does own (a copy of the
 // user's, as CANN makes, or one the library made for an output). Live datasets
 // are registered, so a destroyed or bogus pointer is refused instead of read.
+#include <algorithm>
 #include <mutex>
 #include <unordered_set>
 #include <vector>
@@ -81,7 +82,9 @@ Status dataset_desc_dims(const aclmdlDataset* dataset, const char* role,
     return Errorf(code::kInvalidParam, "%s dataset %p is unknown or already destroyed", role,
                   static_cast<const void*>(dataset));
   *serial = dataset->serial;
-  if (!dims) return Status::Ok();
+  if (dims) dims->clear();  // stays empty when the dataset holds no desc (the common case)
+  if (!dims || std::all_of(dataset->descs.begin(), dataset->descs.end(), [](auto* d) { return !d; }))
+    return Status::Ok();
   dims->assign(dataset->buffers.size(), std::nullopt);
   for (size_t i = 0; i < dataset->descs.size() && i < dims->size(); ++i) {
     if (!dataset->descs[i]) continue;

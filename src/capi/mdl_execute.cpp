@@ -102,13 +102,15 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 
 // The shapes the input descs give, checked against the model and the buffers:
 // every dim known, the rank and the fixed dims the model's, and the buffer
-// large enough. (*dims)[i] empty: no desc, the model's shape applies.
+// large enough. (*dims)[i] empty (or *dims empty): no desc, the model's shape
+// applies.
 Status input_desc_dims(const capi::ModelEntry& entry, const model::ModelInfo& info,
                        const std::vector<std::optional<std::vector<int64_t>>>& descs,
                        const std::vector<model::IoBuffer>& ins, std::vector<std::vector<int64_t>>* dims) {
-  dims->assign(info.inputs.size(), {});
+  dims->clear();  // stays empty without descs: the model's shapes apply
   for (size_t i = 0; i < descs.size() && i < info.inputs.size(); ++i) {
     if (!descs[i]) continue;
+    if (dims->empty()) dims->resize(info.inputs.size());
     const model::IoInfo& io = info.inputs[i];
     const std::vector<int64_t>& given = *descs[i];
     const std::string where = strformat("model %u: input %zu ('%s')", entry.id(), i, io.name.c_str());
@@ -144,17 +146,34 @@ Status input_desc_dims(const capi::ModelEntry& entry, const model::ModelInfo& in
   return Status::Ok();
 }
 
-// What an execution wrote, as the output descs report it.
-std::vector<capi::OutputReport> output_reports(const model::ModelInfo& info, const std::vector<model::IoBuffer>& outs,
-                                               std::vector<std::vector<int64_t>> dims) {
-  std::vector<capi::OutputReport> r(std::min(dims.size(), info.outputs.size()));
-  for (size_t o = 0; o < r.size(); ++o) {
-    r[o].dtype = static_cast<aclDataType>(graph::dtype_to_acl(info.outputs[o].dtype));
-    r[o].dims = std::move(dims[o]);
-    r[o].format = static_cast<aclFormat>(info.outputs[o].format);
-    r[o].address = o < outs.size() ? outs[o].data : nullptr;
+// True when some output's shape is only known once the model ran (free or
+// gear dims, or no dims: unknown rank looks like a scalar in ModelInfo);
+// otherwise ModelInfo's dims are the shapes written.
+bool outputs_vary(const model::ModelInfo& info) {
+  for (const model::IoInfo& io : info.outputs) {
+    if (io.dims.empty()) return true;
+    for (int64_t d : io.dims)
+      if (d < 0) return true;
   }
-  return r;
+  return false;
+}
+
+// Writes what an execution produced into the output dataset's descs. `dims`:
+// the shapes written, or nullptr when they are ModelInfo's. The report vector
+// is kept per thread, so a steady stream of executions reuses its memory.
+void report_outputs(const aclmdlDataset* output, uint64_t serial, const model::ModelInfo& info,
+                    const std::vector<model::IoBuffer>& outs, const std::vector<std::vector<int64_t>>* dims) {
+  thread_local std::vector<capi::OutputReport> reports;
+  const size_t n = std::min(dims ? dims->size() : info.outputs.size(), info.outputs.size());
+  reports.resize(n);
+  for (size_t o = 0; o < n; ++o) {
+    capi::OutputReport& r = reports[o];
+    r.dtype = static_cast<aclDataType>(graph::dtype_to_acl(info.outputs[o].dtype));
+    r.dims = dims ? (*dims)[o] : info.outputs[o].dims;
+    r.format = static_cast<aclFormat>(info.outputs[o].format);
+    r.address = o < outs.size() ? outs[o].data : nullptr;
+  }
+  capi::dataset_report_outputs(output, serial, reports);
 }
 
 // Reads both datasets and checks them against the model (counts, memory,
@@ -325,9 +344,10 @@ aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset* input, aclmdlDatas
     capi::ExecutionScope scope;
     OPENACL_RETURN_IF_ERROR(scope.begin(entry, "aclmdlExecute"));
     auto observer = capi::execution_observer(*entry, ctx->device());
-    OPENACL_RETURN_IF_ERROR(
-        with_model_id(modelId, scope.model().execute(ins, outs, in_dims, &out_dims, observer.get())));
-    capi::dataset_report_outputs(output, out_serial, output_reports(scope.model().info(), outs, std::move(out_dims)));
+    const bool vary = outputs_vary(scope.model().info());
+    OPENACL_RETURN_IF_ERROR(with_model_id(
+        modelId, scope.model().execute(ins, outs, in_dims, vary ? &out_dims : nullptr, observer.get())));
+    report_outputs(output, out_serial, scope.model().info(), outs, vary ? &out_dims : nullptr);
     return Status::Ok();
   });
 }
@@ -367,11 +387,11 @@ aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset* input, aclmdl
           OPENACL_RETURN_IF_ERROR(scope.begin(entry, "queued aclmdlExecuteAsync"));
           auto observer = capi::execution_observer(*entry, entry->device());
           std::vector<std::vector<int64_t>> out_dims;
-          OPENACL_RETURN_IF_ERROR(
-              with_model_id(entry->id(), scope.model().execute(ins, outs, in_dims, &out_dims, observer.get())));
+          const bool vary = outputs_vary(scope.model().info());
+          OPENACL_RETURN_IF_ERROR(with_model_id(
+              entry->id(), scope.model().execute(ins, outs, in_dims, vary ? &out_dims : nullptr, observer.get())));
           // `output` is only compared and, if still the same live dataset, written.
-          capi::dataset_report_outputs(output, out_serial,
-                                       output_reports(scope.model().info(), outs, std::move(out_dims)));
+          report_outputs(output, out_serial, scope.model().info(), outs, vary ? &out_dims : nullptr);
           return Status::Ok();
         },
         "aclmdlExecuteAsync");

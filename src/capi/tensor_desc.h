@@ -73,7 +73,8 @@ Status update_tensor_desc(aclTensorDesc* desc, aclDataType dtype, const std::vec
 // aclmdlSetDatasetTensorDesc was given, or one the library made for an output.
 
 // Per buffer of a live dataset: the origin dims of its desc, nullopt without
-// one (dims may be nullptr: only the serial). *serial identifies this dataset
+// one; empty when the dataset holds no desc at all (dims may be nullptr: only
+// the serial). *serial identifies this dataset
 // (never reused), for dataset_report_outputs.
 Status dataset_desc_dims(const aclmdlDataset* dataset, const char* role,
                          std::vector<std::optional<std::vector<int64_t>>>* dims, uint64_t* serial);
