@@ -202,11 +202,11 @@ Status prepare(const capi::ModelEntry& entry, const aclmdlDataset* input, const 
                   "model %u expects %zu output buffers, the output dataset holds %zu; add one data buffer per output",
                   entry.id(), info.outputs.size(), outs->size());
   for (size_t i = 0; i < ins->size(); ++i)
-    OPENACL_RETURN_IF_ERROR(capi::check_io_memory(
-        (*ins)[i], strformat("input %zu ('%s') of model %u", i, info.inputs[i].name.c_str(), entry.id()), api));
+    OPENACL_RETURN_IF_ERROR(
+        capi::check_io_memory((*ins)[i], {"input", i, info.inputs[i].name.c_str(), entry.id()}, api));
   for (size_t i = 0; i < outs->size(); ++i)
-    OPENACL_RETURN_IF_ERROR(capi::check_io_memory(
-        (*outs)[i], strformat("output %zu ('%s') of model %u", i, info.outputs[i].name.c_str(), entry.id()), api));
+    OPENACL_RETURN_IF_ERROR(
+        capi::check_io_memory((*outs)[i], {"output", i, info.outputs[i].name.c_str(), entry.id()}, api));
   std::vector<std::optional<std::vector<int64_t>>> in_descs;
   uint64_t input_serial = 0;
   OPENACL_RETURN_IF_ERROR(capi::dataset_desc_dims(input, "input", &in_descs, &input_serial));
@@ -275,8 +275,7 @@ Status set_gear(const char* api, uint32_t modelId, aclmdlDataset* dataset, size_
   model::IoBuffer buffer;
   OPENACL_RETURN_IF_ERROR(capi::dataset_buffer_at(dataset, index, &buffer));
   OPENACL_RETURN_IF_ERROR(
-      capi::check_io_memory(buffer, strformat("ascend_mbatch_shape_data (input %zu) of model %u", index, modelId),
-                            api));
+      capi::check_io_memory(buffer, {"input", index, model::kGearInputName, modelId}, api));
   if (info.gears.find(values) < 0)
     return Errorf(code::kGeDynamicBatchSizeInvalid, "%s is not one of the gears of model %u: %s", shown.c_str(),
                   modelId, gear_list(info.gears).c_str());
