@@ -1,6 +1,7 @@
 /*
  * OpenACL — AscendCL base types: error codes, data types, formats, data buffers,
- * fp16 helpers and application logging. Names and values match CANN's acl_base.h.
+ * tensor descriptors, fp16 helpers and application logging. Names and values
+ * match CANN's acl_base.h.
  *
  * Thread-safety: every function here may be called from any thread.
  * Errors: functions returning aclError return 0 (ACL_SUCCESS) or a code below;
@@ -222,6 +223,89 @@ ACL_FUNC_VISIBILITY void *aclGetDataBufferAddr(const aclDataBuffer *dataBuffer);
 ACL_DEPRECATED_MESSAGE("aclGetDataBufferSize is deprecated, use aclGetDataBufferSizeV2 instead")
 ACL_FUNC_VISIBILITY uint32_t aclGetDataBufferSize(const aclDataBuffer *dataBuffer);
 ACL_FUNC_VISIBILITY size_t aclGetDataBufferSizeV2(const aclDataBuffer *dataBuffer);
+
+/* ---- tensor descriptors (spec §4.3): what a tensor is, apart from where it lives ----
+ *
+ * A desc holds a data type, an ORIGIN shape and format (what aclCreateTensorDesc
+ * takes and every getter reports), a STORAGE shape and format (written by
+ * aclSetTensorShape / aclSetTensorFormat as by their Storage variants: CANN's
+ * semantics; only aclSetTensorOriginShape / OriginFormat change what the getters
+ * report), shape ranges, value ranges, a name, a dynamic-input name, constant
+ * data, a placement and an address. Dim -1: unknown dim; dims [-2]: unknown rank.
+ * Destroyed or unknown descs are refused like NULL (message recorded). */
+
+/* NULL when numDims < 0, dims is NULL with numDims > 0, or a dim is below -1
+ * (other than a lone -2). numDims 0: a scalar. (ACL_DT_UNDEFINED, 0, NULL,
+ * ACL_FORMAT_UNDEFINED) describes an unused optional operator input. */
+ACL_FUNC_VISIBILITY aclTensorDesc *aclCreateTensorDesc(aclDataType dataType, int numDims, const int64_t *dims,
+                                                       aclFormat format);
+/* NULL is ignored. A desc a dataset owns (aclmdlGetDatasetTensorDesc) is not
+ * destroyed here (message recorded): it goes with its dataset. */
+ACL_FUNC_VISIBILITY void aclDestroyTensorDesc(const aclTensorDesc *desc);
+/* One [min, max] pair per dim (for -1 dims); replaces the previous ranges.
+ * ACL_ERROR_INVALID_PARAM for a NULL desc, or a NULL array with dimsCount > 0. */
+ACL_FUNC_VISIBILITY aclError aclSetTensorShapeRange(aclTensorDesc *desc, size_t dimsCount,
+                                                    int64_t dimsRange[][ACL_TENSOR_SHAPE_RANGE_NUM]);
+/* One [lo, hi] pair per value; same errors as aclSetTensorShapeRange. */
+ACL_FUNC_VISIBILITY aclError aclSetTensorValueRange(aclTensorDesc *desc, size_t valueCount,
+                                                    int64_t valueRange[][ACL_TENSOR_VALUE_RANGE_NUM]);
+/* ACL_DT_UNDEFINED for NULL. */
+ACL_FUNC_VISIBILITY aclDataType aclGetTensorDescType(const aclTensorDesc *desc);
+/* The origin format; ACL_FORMAT_UNDEFINED for NULL. */
+ACL_FUNC_VISIBILITY aclFormat aclGetTensorDescFormat(const aclTensorDesc *desc);
+/* Element count x aclDataTypeSize; 0 for NULL, an unknown dim or overflow. */
+ACL_FUNC_VISIBILITY size_t aclGetTensorDescSize(const aclTensorDesc *desc);
+/* Product of the dims, 1 for a scalar; 0 for NULL, a negative dim or overflow. */
+ACL_FUNC_VISIBILITY size_t aclGetTensorDescElementCount(const aclTensorDesc *desc);
+/* Number of dims; ACL_UNKNOWN_RANK for dims [-2]; 0 for NULL. */
+ACL_FUNC_VISIBILITY size_t aclGetTensorDescNumDims(const aclTensorDesc *desc);
+/* -1 for NULL or index >= number of dims (ambiguous with unknown dims: prefer
+ * V2). Deprecated in CANN's documentation, not marked so in its header. */
+ACL_FUNC_VISIBILITY int64_t aclGetTensorDescDim(const aclTensorDesc *desc, size_t index);
+/* ACL_ERROR_INVALID_PARAM for NULL desc / dimSize or index out of range. */
+ACL_FUNC_VISIBILITY aclError aclGetTensorDescDimV2(const aclTensorDesc *desc, size_t index, int64_t *dimSize);
+/* Writes the [min, max] of dim range `index` (2 values) to dimRange.
+ * ACL_ERROR_INVALID_PARAM for NULL pointers, index >= number of ranges set, or
+ * dimRangeNum < ACL_TENSOR_SHAPE_RANGE_NUM. */
+ACL_FUNC_VISIBILITY aclError aclGetTensorDescDimRange(const aclTensorDesc *desc, size_t index, size_t dimRangeNum,
+                                                      int64_t *dimRange);
+/* NULL name sets "". */
+ACL_FUNC_VISIBILITY void aclSetTensorDescName(aclTensorDesc *desc, const char *name);
+/* "" for NULL or a desc never named. Valid until the desc changes or goes. */
+ACL_FUNC_VISIBILITY const char *aclGetTensorDescName(aclTensorDesc *desc);
+/* A new desc (the caller destroys it) with the origin shape converted to
+ * dstFormat and that format; srcDesc is unchanged. Converts between NCHW,
+ * NHWC, HWCN and ND (4-D; ND is read as NCHW), and from those to NC1HWC0,
+ * FRACTAL_Z (4-D) and FRACTAL_NZ (rank >= 1); C0 is 32 for 1-byte types, 16
+ * otherwise. Other pairs: ACL_ERROR_FORMAT_NOT_MATCH. */
+ACL_FUNC_VISIBILITY aclError aclTransTensorDescFormat(const aclTensorDesc *srcDesc, aclFormat dstFormat,
+                                                      aclTensorDesc **dstDesc);
+/* Storage format / shape. The format setters return ACL_SUCCESS for a NULL
+ * desc (ignored, as CANN); shape setters ACL_ERROR_INVALID_PARAM for a NULL
+ * desc, a negative numDims or NULL dims with numDims > 0. */
+ACL_FUNC_VISIBILITY aclError aclSetTensorStorageFormat(aclTensorDesc *desc, aclFormat format);
+ACL_FUNC_VISIBILITY aclError aclSetTensorStorageShape(aclTensorDesc *desc, int numDims, const int64_t *dims);
+/* Also the STORAGE format / shape (CANN's semantics). */
+ACL_FUNC_VISIBILITY aclError aclSetTensorFormat(aclTensorDesc *desc, aclFormat format);
+ACL_FUNC_VISIBILITY aclError aclSetTensorShape(aclTensorDesc *desc, int numDims, const int64_t *dims);
+/* The origin format / shape: what the getters report. */
+ACL_FUNC_VISIBILITY aclError aclSetTensorOriginFormat(aclTensorDesc *desc, aclFormat format);
+ACL_FUNC_VISIBILITY aclError aclSetTensorOriginShape(aclTensorDesc *desc, int numDims, const int64_t *dims);
+/* desc + index over an array of descs (as the operator API hands out); no
+ * bounds check; NULL for a NULL desc. */
+ACL_FUNC_VISIBILITY aclTensorDesc *aclGetTensorDescByIndex(aclTensorDesc *desc, size_t index);
+/* The tensor's data address when the library knows it (a model output's desc
+ * after execution); NULL otherwise. */
+ACL_FUNC_VISIBILITY void *aclGetTensorDescAddress(const aclTensorDesc *desc);
+/* Marks the desc as part of the variadic input `dynamicInputName`. NULL desc
+ * or name: ACL_ERROR_INVALID_PARAM. */
+ACL_FUNC_VISIBILITY aclError aclSetTensorDynamicInput(aclTensorDesc *desc, const char *dynamicInputName);
+/* Constant data for an operator input; the `length` bytes are copied into the
+ * desc. NULL desc or data, or length 0: ACL_ERROR_INVALID_PARAM. */
+ACL_FUNC_VISIBILITY aclError aclSetTensorConst(aclTensorDesc *desc, void *dataBuffer, size_t length);
+/* Where the data is: ACL_MEMTYPE_DEVICE (default) or host. NULL desc or an
+ * unknown memType: ACL_ERROR_INVALID_PARAM. */
+ACL_FUNC_VISIBILITY aclError aclSetTensorPlaceMent(aclTensorDesc *desc, aclMemType memType);
 
 /* ---- application log ---- */
 

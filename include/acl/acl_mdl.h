@@ -191,14 +191,36 @@ ACL_FUNC_VISIBILITY aclError aclmdlGetInputDynamicDims(const aclmdlDesc *modelDe
 
 /* ---- datasets (spec §3.4) ---- */
 
-/* A dataset holds data buffers in order; it never owns them. */
+/* A dataset holds data buffers in order; it never owns them. It owns the
+ * tensor descs at its indexes (aclmdlSetDatasetTensorDesc copies; outputs'
+ * are made by execution): aclmdlDestroyDataset frees those. */
 ACL_FUNC_VISIBILITY aclmdlDataset *aclmdlCreateDataset(void);
-/* Frees the dataset only: its data buffers and their memory stay. */
+/* Frees the dataset and its tensor descs: its data buffers and their memory stay. */
 ACL_FUNC_VISIBILITY aclError aclmdlDestroyDataset(const aclmdlDataset *dataset);
 ACL_FUNC_VISIBILITY aclError aclmdlAddDatasetBuffer(aclmdlDataset *dataset, aclDataBuffer *dataBuffer);
 ACL_FUNC_VISIBILITY size_t aclmdlGetDatasetNumBuffers(const aclmdlDataset *dataset);
 /* NULL when index is out of range. */
 ACL_FUNC_VISIBILITY aclDataBuffer *aclmdlGetDatasetBuffer(const aclmdlDataset *dataset, size_t index);
+/* Describes buffer `index` (it must exist) of an input dataset: the real shape
+ * of an input with free dims (-1 in aclmdlGetInputDims), given as the desc's
+ * dims (aclCreateTensorDesc / aclSetTensorOriginShape); its data type and
+ * format are not used. The dataset stores a COPY (as CANN does): the caller
+ * keeps, and destroys, its own desc, and later changes to it are not seen
+ * (set it again). NULL removes the index's desc. At execution every dim of
+ * the desc must be >= 0 and match the model's fixed dims, else
+ * ACL_ERROR_MODEL_INPUT_NOT_MATCH; the buffer must hold that shape's bytes.
+ * On an output dataset the desc is overwritten by the execution. */
+ACL_FUNC_VISIBILITY aclError aclmdlSetDatasetTensorDesc(aclmdlDataset *dataset, aclTensorDesc *tensorDesc,
+                                                       size_t index);
+/* The dataset's desc at `index`, NULL when none (or index out of range). The
+ * desc belongs to the dataset: valid until the dataset is destroyed or the
+ * index's desc is set again; do not destroy it (aclDestroyTensorDesc refuses).
+ * After a successful execution the output dataset holds one per output with
+ * the shape, data type and format written (created when the user set none):
+ * read the real shape of a free-dim output with aclGetTensorDescDimV2. For
+ * aclmdlExecuteAsync they are written when the queued execution runs, so read
+ * them after synchronising the stream. */
+ACL_FUNC_VISIBILITY aclTensorDesc *aclmdlGetDatasetTensorDesc(const aclmdlDataset *dataset, size_t index);
 
 /* ---- gears (spec §3.5): write the selection into the ascend_mbatch_shape_data
  * buffer at `index` of `dataset`; call before execute. ---- */

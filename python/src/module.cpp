@@ -78,7 +78,7 @@ PyMODINIT_FUNC PyInit_acl(void) {
   using namespace openacl::python;
   PyObject* acl = PyModule_Create(&g_acl_def);
   if (acl == nullptr) return nullptr;
-  if (!add_functions(acl, {kAclMethods}) ||
+  if (!add_functions(acl, {kAclMethods, kTensorDescMethods}) ||
       !add_submodule(acl, &g_rt_def, "rt", {kRtMethods, kRtMemoryMethods, kRtCallbackMethods}) ||
       !add_submodule(acl, &g_mdl_def, "mdl", {kMdlMethods}) ||
       !add_submodule(acl, &g_util_def, "util", {kUtilMethods, kUtilThreadMethods})) {

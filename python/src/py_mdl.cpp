@@ -590,6 +590,23 @@ PyObject* get_dataset_buffer(PyObject*, PyObject* args) {
   return PyLong_FromUnsignedLong(from_ptr(aclmdlGetDatasetBuffer(as_dataset(dataset), index)));
 }
 
+// Attaches a copy of tensor_desc to index i; returns (dataset, ret) like
+// add_dataset_buffer (pyACL's 2-tuple).
+PyObject* set_dataset_tensor_desc(PyObject*, PyObject* args) {
+  unsigned long dataset = 0, desc = 0, index = 0;
+  if (!parse_args(args, "acl.mdl.set_dataset_tensor_desc", "kkk", &dataset, &desc, &index)) return nullptr;
+  const aclError ret =
+      aclmdlSetDatasetTensorDesc(as_dataset(dataset), static_cast<aclTensorDesc*>(to_ptr(desc)), index);
+  return Py_BuildValue("(ki)", dataset, ret);
+}
+
+// The dataset's desc at i (0 if none); owned by the dataset.
+PyObject* get_dataset_tensor_desc(PyObject*, PyObject* args) {
+  unsigned long dataset = 0, index = 0;
+  if (!parse_args(args, "acl.mdl.get_dataset_tensor_desc", "kk", &dataset, &index)) return nullptr;
+  return PyLong_FromUnsignedLong(from_ptr(aclmdlGetDatasetTensorDesc(as_dataset(dataset), index)));
+}
+
 // ---- gears ----
 
 PyObject* set_dynamic_batch_size(PyObject*, PyObject* args) {
@@ -768,6 +785,10 @@ PyMethodDef kMdlMethods[] = {
     {"add_dataset_buffer", add_dataset_buffer, METH_VARARGS, "add_dataset_buffer(dataset, buffer) -> (dataset, ret)"},
     {"get_dataset_num_buffers", get_dataset_num_buffers, METH_VARARGS, "get_dataset_num_buffers(dataset) -> int"},
     {"get_dataset_buffer", get_dataset_buffer, METH_VARARGS, "get_dataset_buffer(dataset, i) -> buffer (0 if none)"},
+    {"set_dataset_tensor_desc", set_dataset_tensor_desc, METH_VARARGS,
+     "set_dataset_tensor_desc(dataset, tensor_desc, i) -> (dataset, ret); the dataset keeps a copy"},
+    {"get_dataset_tensor_desc", get_dataset_tensor_desc, METH_VARARGS,
+     "get_dataset_tensor_desc(dataset, i) -> tensor_desc (0 if none; owned by the dataset)"},
     {"set_dynamic_batch_size", set_dynamic_batch_size, METH_VARARGS,
      "set_dynamic_batch_size(model_id, dataset, index, batch_size) -> ret"},
     {"set_dynamic_hw_size", set_dynamic_hw_size, METH_VARARGS,

@@ -9,6 +9,7 @@
 namespace openacl::python {
 
 extern PyMethodDef kAclMethods[];         // py_acl.cpp: acl.* (init, version, data buffers...)
+extern PyMethodDef kTensorDescMethods[];  // py_tensor_desc.cpp: acl.* tensor descriptors
 extern PyMethodDef kRtMethods[];          // py_rt.cpp: devices, contexts, streams, events
 extern PyMethodDef kRtMemoryMethods[];    // py_rt_memory.cpp: allocation and copies
 extern PyMethodDef kRtCallbackMethods[];  // py_rt_callback.cpp: subscribe/launch/process report

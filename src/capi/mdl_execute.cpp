@@ -8,17 +8,27 @@
 // aclmdlExecuteAsync the fixed-size tensors are checked here before queueing,
 // so only gear and free-dim sizes can fail at the stream's synchronisation.
 //
+// Tensor descs (aclmdlSetDatasetTensorDesc): an input's desc gives its real
+// shape (checked here against the model's dims and the buffer's size, before
+// anything runs or is queued); after a successful execution every output gets
+// a desc in the output dataset with the shape written (dataset_report_outputs;
+// for aclmdlExecuteAsync when the task runs, skipped if the output dataset was
+// destroyed meanwhile).
+//
 // aclmdlExecuteAsync reads the datasets at queue time; the queued task holds
 // the model's table entry and runs the model when the stream reaches it. If
 // the model was unloaded in between, the task fails with
 // ACL_ERROR_INVALID_MODEL_ID at the stream's synchronisation (see
 // mdl_registry.h).
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "capi/capi.h"
 #include "capi/mdl_observe.h"
 #include "capi/mdl_registry.h"
+#include "capi/tensor_desc.h"
 #include "graph/dtype.h"
 
 using namespace openacl;
@@ -78,9 +88,100 @@ Status loaded_model(const capi::ModelEntry& entry, std::shared_ptr<model::Loaded
   return Status::Ok();
 }
 
-// Reads both datasets and checks them against the model (counts, memory).
+std::string type_str(const model::IoInfo& io) {
+  std::string s = std::string(graph::dtype_name(io.dtype)) + "[";
+  for (size_t i = 0; i < io.dims.size(); ++i) s += (i ? "," : "") + std::to_string(io.dims[i]);
+  return s + "]";
+}
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// The shapes the input descs give, checked against the model and the buffers:
+// every dim known, the rank and the fixed dims the model's, and the buffer
+// large enough. (*dims)[i] empty (or *dims empty): no desc, the model's shape
+// applies.
+Status input_desc_dims(const capi::ModelEntry& entry, const model::ModelInfo& info,
+                       const std::vector<std::optional<std::vector<int64_t>>>& descs,
+                       const std::vector<model::IoBuffer>& ins, std::vector<std::vector<int64_t>>* dims) {
+  dims->clear();  // stays empty without descs: the model's shapes apply
+  for (size_t i = 0; i < descs.size() && i < info.inputs.size(); ++i) {
+    if (!descs[i]) continue;
+    if (dims->empty()) dims->resize(info.inputs.size());
+    const model::IoInfo& io = info.inputs[i];
+    const std::vector<int64_t>& given = *descs[i];
+    const std::string where = strformat("model %u: input %zu ('%s')", entry.id(), i, io.name.c_str());
+    for (int64_t d : given)
+      if (d < 0)
+        return Errorf(code::kModelInputNotMatch,
+                      "%s: its tensor desc has dims %s; give the real shape (every dim >= 0) with aclCreateTensorDesc "
+                      "or aclSetTensorOriginShape, then aclmdlSetDatasetTensorDesc",
+                      where.c_str(), dims_text(given).c_str());
+    // No dims: a scalar or an input of unknown rank, which ModelInfo does not
+    // tell apart; the model checks the rank (and refuses [6] for a scalar).
+    const bool unknown_rank = io.dims.empty();
+    bool ok = unknown_rank || given.size() == io.dims.size();
+    for (size_t a = 0; ok && !unknown_rank && a < given.size(); ++a) ok = io.dims[a] < 0 || io.dims[a] == given[a];
+    if (!ok)
+      return Errorf(code::kModelInputNotMatch,
+                    "%s: its tensor desc says %s but the model takes %s (-1: free); fix the desc's dims", where.c_str(),
+                    dims_text(given).c_str(), type_str(io).c_str());
+    size_t need = graph::dtype_bytes(io.dtype);
+    for (int64_t d : given) {
+      if (d != 0 && need > SIZE_MAX / static_cast<size_t>(d))
+        return Errorf(code::kModelInputNotMatch, "%s: the tensor desc's shape %s is too large", where.c_str(),
+                      dims_text(given).c_str());
+      need *= static_cast<size_t>(d);
+    }
+    if (ins[i].size < need)
+      return Errorf(code::kModelInputNotMatch,
+                    "%s: its tensor desc says %s%s (%zu bytes) but the buffer holds %zu bytes; pass a larger buffer "
+                    "or fix the desc",
+                    where.c_str(), graph::dtype_name(io.dtype), dims_text(given).c_str(), need, ins[i].size);
+    (*dims)[i] = given;
+  }
+  return Status::Ok();
+}
+
+// True when some output's shape is only known once the model ran (free or
+// gear dims, or no dims: unknown rank looks like a scalar in ModelInfo);
+// otherwise ModelInfo's dims are the shapes written.
+bool outputs_vary(const model::ModelInfo& info) {
+  for (const model::IoInfo& io : info.outputs) {
+    if (io.dims.empty()) return true;
+    for (int64_t d : io.dims)
+      if (d < 0) return true;
+  }
+  return false;
+}
+
+// Writes what an execution produced into the output dataset's descs. `dims`:
+// the shapes written, or nullptr when they are ModelInfo's. The report vector
+// is kept per thread, so a steady stream of executions reuses its memory.
+void report_outputs(const aclmdlDataset* output, uint64_t serial, const model::ModelInfo& info,
+                    const std::vector<model::IoBuffer>& outs, const std::vector<std::vector<int64_t>>* dims) {
+  thread_local std::vector<capi::OutputReport> reports;
+  const size_t n = std::min(dims ? dims->size() : info.outputs.size(), info.outputs.size());
+  reports.resize(n);
+  for (size_t o = 0; o < n; ++o) {
+    capi::OutputReport& r = reports[o];
+    r.dtype = static_cast<aclDataType>(graph::dtype_to_acl(info.outputs[o].dtype));
+    r.dims = dims ? (*dims)[o] : info.outputs[o].dims;
+    r.format = static_cast<aclFormat>(info.outputs[o].format);
+    r.address = o < outs.size() ? outs[o].data : nullptr;
+  }
+  capi::dataset_report_outputs(output, serial, reports);
+}
+
+// Reads both datasets and checks them against the model (counts, memory,
+// input descs). *input_dims: per input the desc's shape, empty without one;
+// *output_serial: identifies the output dataset for dataset_report_outputs.
 Status prepare(const capi::ModelEntry& entry, const aclmdlDataset* input, const aclmdlDataset* output,
-               const char* api, std::vector<model::IoBuffer>* ins, std::vector<model::IoBuffer>* outs) {
+               const char* api, std::vector<model::IoBuffer>* ins, std::vector<model::IoBuffer>* outs,
+               std::vector<std::vector<int64_t>>* input_dims, uint64_t* output_serial) {
   std::shared_ptr<model::LoadedModel> m;
   OPENACL_RETURN_IF_ERROR(loaded_model(entry, &m));
   const model::ModelInfo& info = m->info();
@@ -101,18 +202,16 @@ Status prepare(const capi::ModelEntry& entry, const aclmdlDataset* input, const 
                   "model %u expects %zu output buffers, the output dataset holds %zu; add one data buffer per output",
                   entry.id(), info.outputs.size(), outs->size());
   for (size_t i = 0; i < ins->size(); ++i)
-    OPENACL_RETURN_IF_ERROR(capi::check_io_memory(
-        (*ins)[i], strformat("input %zu ('%s') of model %u", i, info.inputs[i].name.c_str(), entry.id()), api));
+    OPENACL_RETURN_IF_ERROR(
+        capi::check_io_memory((*ins)[i], {"input", i, info.inputs[i].name.c_str(), entry.id()}, api));
   for (size_t i = 0; i < outs->size(); ++i)
-    OPENACL_RETURN_IF_ERROR(capi::check_io_memory(
-        (*outs)[i], strformat("output %zu ('%s') of model %u", i, info.outputs[i].name.c_str(), entry.id()), api));
-  return Status::Ok();
-}
-
-std::string type_str(const model::IoInfo& io) {
-  std::string s = std::string(graph::dtype_name(io.dtype)) + "[";
-  for (size_t i = 0; i < io.dims.size(); ++i) s += (i ? "," : "") + std::to_string(io.dims[i]);
-  return s + "]";
+    OPENACL_RETURN_IF_ERROR(
+        capi::check_io_memory((*outs)[i], {"output", i, info.outputs[i].name.c_str(), entry.id()}, api));
+  std::vector<std::optional<std::vector<int64_t>>> in_descs;
+  uint64_t input_serial = 0;
+  OPENACL_RETURN_IF_ERROR(capi::dataset_desc_dims(input, "input", &in_descs, &input_serial));
+  OPENACL_RETURN_IF_ERROR(capi::dataset_desc_dims(output, "output", nullptr, output_serial));
+  return input_desc_dims(entry, info, in_descs, *ins, input_dims);
 }
 
 // The size checks that need no execution, for aclmdlExecuteAsync: a buffer
@@ -176,8 +275,7 @@ Status set_gear(const char* api, uint32_t modelId, aclmdlDataset* dataset, size_
   model::IoBuffer buffer;
   OPENACL_RETURN_IF_ERROR(capi::dataset_buffer_at(dataset, index, &buffer));
   OPENACL_RETURN_IF_ERROR(
-      capi::check_io_memory(buffer, strformat("ascend_mbatch_shape_data (input %zu) of model %u", index, modelId),
-                            api));
+      capi::check_io_memory(buffer, {"input", index, model::kGearInputName, modelId}, api));
   if (info.gears.find(values) < 0)
     return Errorf(code::kGeDynamicBatchSizeInvalid, "%s is not one of the gears of model %u: %s", shown.c_str(),
                   modelId, gear_list(info.gears).c_str());
@@ -239,11 +337,17 @@ aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset* input, aclmdlDatas
     OPENACL_RETURN_IF_ERROR(runtime().current_context(&ctx));
     OPENACL_RETURN_IF_ERROR(capi::check_model_device(*entry, ctx->device(), "the current context"));
     std::vector<model::IoBuffer> ins, outs;
-    OPENACL_RETURN_IF_ERROR(prepare(*entry, input, output, "aclmdlExecute", &ins, &outs));
+    std::vector<std::vector<int64_t>> in_dims, out_dims;
+    uint64_t out_serial = 0;
+    OPENACL_RETURN_IF_ERROR(prepare(*entry, input, output, "aclmdlExecute", &ins, &outs, &in_dims, &out_serial));
     capi::ExecutionScope scope;
     OPENACL_RETURN_IF_ERROR(scope.begin(entry, "aclmdlExecute"));
     auto observer = capi::execution_observer(*entry, ctx->device());
-    return with_model_id(modelId, scope.model().execute(ins, outs, {}, nullptr, observer.get()));
+    const bool vary = outputs_vary(scope.model().info());
+    OPENACL_RETURN_IF_ERROR(with_model_id(
+        modelId, scope.model().execute(ins, outs, in_dims, vary ? &out_dims : nullptr, observer.get())));
+    report_outputs(output, out_serial, scope.model().info(), outs, vary ? &out_dims : nullptr);
+    return Status::Ok();
   });
 }
 
@@ -259,7 +363,10 @@ aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset* input, aclmdl
     OPENACL_RETURN_IF_ERROR(capi::check_model_device(
         *entry, s->device(), stream ? strformat("stream %p", static_cast<void*>(stream)) : "the default stream"));
     std::vector<model::IoBuffer> ins, outs;
-    OPENACL_RETURN_IF_ERROR(prepare(*entry, input, output, "aclmdlExecuteAsync", &ins, &outs));
+    std::vector<std::vector<int64_t>> in_dims;
+    uint64_t out_serial = 0;
+    OPENACL_RETURN_IF_ERROR(
+        prepare(*entry, input, output, "aclmdlExecuteAsync", &ins, &outs, &in_dims, &out_serial));
     {
       std::shared_ptr<model::LoadedModel> m;
       OPENACL_RETURN_IF_ERROR(loaded_model(*entry, &m));
@@ -267,7 +374,8 @@ aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset* input, aclmdl
     }
     rt::Context* stream_context = s->context();
     s->enqueue(
-        [entry, ins = std::move(ins), outs = std::move(outs), stream_context]() -> Status {
+        [entry, ins = std::move(ins), outs = std::move(outs), in_dims = std::move(in_dims), output, out_serial,
+         stream_context]() -> Status {
           // The worker thread runs its tasks in its stream's context, so memory
           // the model allocates (a new executor) lands on the right device.
           std::shared_ptr<rt::Context> cur;
@@ -277,7 +385,13 @@ aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset* input, aclmdl
           capi::ExecutionScope scope;
           OPENACL_RETURN_IF_ERROR(scope.begin(entry, "queued aclmdlExecuteAsync"));
           auto observer = capi::execution_observer(*entry, entry->device());
-          return with_model_id(entry->id(), scope.model().execute(ins, outs, {}, nullptr, observer.get()));
+          std::vector<std::vector<int64_t>> out_dims;
+          const bool vary = outputs_vary(scope.model().info());
+          OPENACL_RETURN_IF_ERROR(with_model_id(
+              entry->id(), scope.model().execute(ins, outs, in_dims, vary ? &out_dims : nullptr, observer.get())));
+          // `output` is only compared and, if still the same live dataset, written.
+          report_outputs(output, out_serial, scope.model().info(), outs, vary ? &out_dims : nullptr);
+          return Status::Ok();
         },
         "aclmdlExecuteAsync");
     return Status::Ok();

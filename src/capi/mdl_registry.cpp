@@ -191,8 +191,18 @@ Status map_model_file(const char* path, const char* arg_name, ModelFile* out) {
   return Status::Ok();
 }
 
-Status check_io_memory(const model::IoBuffer& buffer, const std::string& what, const char* api) {
+std::string IoWhat::str() const { return strformat("%s %zu ('%s') of model %u", kind, index, name, model); }
+
+Status check_io_memory(const model::IoBuffer& buffer, const IoWhat& what_, const char* api) {
   if (!buffer.data) return Status::Ok();  // a (NULL, 0) placeholder: the model checks its size
+  struct Lazy {  // what_.str(), made on first use
+    const IoWhat& w;
+    std::string s;
+    const char* c_str() {
+      if (s.empty()) s = w.str();
+      return s.c_str();
+    }
+  } what{what_, {}};
   rt::Runtime& run = runtime();
   const auto addr = reinterpret_cast<uintptr_t>(buffer.data);
   if (auto a = run.memory().find(buffer.data)) {

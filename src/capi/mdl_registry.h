@@ -142,7 +142,15 @@ Status dataset_buffer_at(const aclmdlDataset* dataset, size_t index, model::IoBu
 // a registered block must cover [data, data + size); in strict mode the memory
 // must be device memory (host or unknown memory is refused), elsewhere host
 // and unregistered memory are accepted with one warning per call site
-// (compat-notes §1.5, §1.6). `what` names it ("input 1 of model 3").
-Status check_io_memory(const model::IoBuffer& buffer, const std::string& what, const char* api);
+// (compat-notes §1.5, §1.6). `what` names it in messages; formatted only when
+// one is needed (this runs for every buffer of every execution).
+struct IoWhat {
+  const char* kind;  // "input", "output"
+  size_t index;
+  const char* name;  // the tensor's name
+  uint32_t model;
+  std::string str() const;  // "input 1 ('x') of model 3"
+};
+Status check_io_memory(const model::IoBuffer& buffer, const IoWhat& what, const char* api);
 
 }  // namespace openacl::capi

@@ -87,6 +87,7 @@ bool activation_params(const Node& act, float* alpha, float* beta) {
   *alpha = 0;
   *beta = 0;
   if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish") return act.inputs.size() == 1;
+  if (op == "Gelu") return act.inputs.size() == 1 && act.attrs.get_string("approximate", "none") == "none";
   if (op == "LeakyRelu") {
     *alpha = act.attrs.get_float("alpha", 0.01f);
     return true;
@@ -144,6 +145,186 @@ Status fuse_conv_activation(Graph& g, size_t* rewrites) {
     conv->outputs[0] = out;
     out->producer = conv;
     ++*rewrites;
+  }
+  return Status::Ok();
+}
+
+Status fuse_conv_add(Graph& g, size_t* rewrites) {
+  *rewrites = 0;
+  std::vector<Node*> convs;
+  for (const auto& n : g.nodes())
+    if (n->op_type == "Conv" && n->domain.empty() && n->inputs.size() <= 3 && !n->attrs.has(kFusedSumAttr) &&
+        !n->attrs.has(kFusedActivationAttr))
+      convs.push_back(n.get());
+  for (Node* conv : convs) {
+    Value* y = conv->output(0);
+    if (!y || y->is_graph_output || y->consumers.size() != 1) continue;
+    if (y->type.dtype != DType::kFloat32 || !y->type.shape || !fully_known(*y->type.shape)) continue;
+    Node* add = y->consumers[0];
+    if (add->op_type != "Add" || !add->domain.empty() || add->inputs.size() != 2 || !add->output(0)) continue;
+    if (add->input(0) == add->input(1)) continue;  // conv(x) + conv(x)
+    Value* r = add->input(0) == y ? add->input(1) : add->input(0);
+    if (!r || r->type.dtype != DType::kFloat32 || !r->type.shape || !(*r->type.shape == *y->type.shape)) continue;
+    // The kernel may write its output over the residual: the residual must
+    // not also be one of the Conv's operands.
+    if (r == conv->input(0) || r == conv->input(1) || r == conv->input(2)) continue;
+    // No cycle can appear: r cannot depend on y, which only the Add reads.
+    Value* out = add->output(0);
+    g.remove_node(add);
+    while (conv->inputs.size() < 3) conv->inputs.push_back(nullptr);
+    conv->inputs.push_back(r);
+    r->consumers.push_back(conv);
+    Attribute one;
+    one.kind = Attribute::Kind::kInt;
+    one.i = 1;
+    conv->attrs.set(kFusedSumAttr, one);
+    y->producer = nullptr;
+    conv->outputs[0] = out;
+    out->producer = conv;
+    ++*rewrites;
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// The single scalar value of a float32 constant, if it is one.
+bool scalar_f32(const Value* v, float* out) {
+  if (!is_f32_const(v) || v->constant->elements() != 1) return false;
+  *out = v->constant->as<float>()[0];
+  return true;
+}
+
+// The other operand of a binary node whose operand `v` is, or nullptr.
+Value* other_operand(const Node* n, const Value* v) {
+  if (n->inputs.size() != 2) return nullptr;
+  if (n->input(0) == v) return n->input(1);
+  if (n->input(1) == v) return n->input(0);
+  return nullptr;
+}
+
+// The only reader of v (nullptr when none, several, or v is a graph output).
+Node* sole_reader(const Value* v, const char* op) {
+  if (!v || v->is_graph_output || v->consumers.size() != 1) return nullptr;
+  Node* n = v->consumers[0];
+  return n->op_type == op && n->domain.empty() && n->outputs.size() == 1 && n->output(0) ? n : nullptr;
+}
+
+bool near(float a, float b) { return std::fabs(a - b) <= 1e-4f * std::fabs(b); }
+
+// `node` takes over `last`'s output; `last` (already unlinked or not) goes.
+void take_output(Graph& g, Node* node, Node* last) {
+  Value* out = last->output(0);
+  Value* old = node->output(0);
+  g.remove_node(last);
+  old->producer = nullptr;
+  node->outputs[0] = out;
+  out->producer = node;
+}
+
+Attribute int_attr(int64_t v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kInt;
+  a.i = v;
+  return a;
+}
+
+}  // namespace
+
+Status fuse_gelu(Graph& g, size_t* rewrites) {
+  *rewrites = 0;
+  std::vector<Node*> erfs;
+  for (const auto& n : g.nodes())
+    if (n->op_type == "Erf" && n->domain.empty()) erfs.push_back(n.get());
+  for (Node* erf : erfs) {
+    // t = x / sqrt(2) (or x * (1/sqrt(2))), e = Erf(t), a = e + 1, m = x * a, y = m * 0.5
+    Value* t = erf->input(0);
+    Node* scale = t ? t->producer : nullptr;
+    if (!scale || !scale->domain.empty() || scale->inputs.size() != 2 || t->consumers.size() != 1 ||
+        t->is_graph_output)
+      continue;
+    Value* x = scale->input(0);
+    float c = 0;
+    if (scale->op_type == "Mul" && scalar_f32(scale->input(0), &c)) x = scale->input(1);  // Mul(c, x)
+    else if (!scalar_f32(scale->input(1), &c)) continue;
+    if (!x || x->type.dtype != DType::kFloat32) continue;
+    if (!((scale->op_type == "Div" && near(c, 1.41421356f)) || (scale->op_type == "Mul" && near(c, 0.70710678f))))
+      continue;
+    Node* add = sole_reader(erf->output(0), "Add");
+    float one = 0;
+    if (!add || !scalar_f32(other_operand(add, erf->output(0)), &one) || !near(one, 1.f)) continue;
+    Node* mul = sole_reader(add->output(0), "Mul");
+    if (!mul || other_operand(mul, add->output(0)) != x) continue;
+    Node* half = sole_reader(mul->output(0), "Mul");
+    float h = 0;
+    if (!half || !scalar_f32(other_operand(half, mul->output(0)), &h) || !near(h, 0.5f)) continue;
+    // x feeds the scale and the first Mul: both go with the pattern.
+    Value* y = half->output(0);
+    Node* gelu = g.add_node(erf->name.empty() ? "" : erf->name + "/gelu", "Gelu", {x}, {}, "", 20);
+    g.remove_node(half);
+    g.remove_node(mul);
+    g.remove_node(add);
+    g.remove_node(erf);
+    g.remove_node(scale);
+    gelu->outputs = {y};
+    y->producer = gelu;
+    ++*rewrites;
+  }
+  return Status::Ok();
+}
+
+Status fuse_matmul_epilogue(Graph& g, size_t* rewrites) {
+  *rewrites = 0;
+  std::vector<Node*> mms;
+  for (const auto& n : g.nodes())
+    if (n->op_type == "MatMul" && n->domain.empty() && n->inputs.size() == 2) mms.push_back(n.get());
+  for (Node* mm : mms) {
+    Value* b = mm->input(1);
+    Value* y = mm->output(0);
+    if (!is_f32_const(b) || b->constant->dims.size() != 2 || !y || y->type.dtype != DType::kFloat32) continue;
+    const int64_t n = b->constant->dims[1];
+    bool changed = false;
+    // Bias: Add of a constant with N values along the last axis.
+    if (Node* add = sole_reader(y, "Add")) {
+      Value* c = other_operand(add, y);
+      bool ok = is_f32_const(c) && c->constant->elements() == n && !c->constant->dims.empty() &&
+                c->constant->dims.back() == n && c->constant->dims.size() <= (y->type.shape ? y->type.shape->size() : 0);
+      if (ok) {
+        take_output(g, mm, add);
+        mm->inputs.push_back(c);
+        c->consumers.push_back(mm);
+        mm->attrs.set(kFusedBiasAttr, int_attr(1));
+        y = mm->output(0);
+        changed = true;
+      }
+    }
+    // Then an activation, or else a residual Add.
+    Node* next = y->is_graph_output || y->consumers.size() != 1 ? nullptr : y->consumers[0];
+    float alpha = 0, beta = 0;
+    if (next && next->domain.empty() && next->input(0) == y && next->outputs.size() == 1 && next->output(0) &&
+        activation_params(*next, &alpha, &beta)) {
+      Attribute kind;
+      kind.kind = Attribute::Kind::kString;
+      kind.s = next->op_type;
+      mm->attrs.set(kFusedActivationAttr, kind);
+      mm->attrs.set(kFusedAlphaAttr, float_attr(alpha));
+      mm->attrs.set(kFusedBetaAttr, float_attr(beta));
+      take_output(g, mm, next);
+      changed = true;
+    } else if (Node* add = sole_reader(y, "Add")) {
+      Value* r = other_operand(add, y);
+      if (r && r != y && r->type.dtype == DType::kFloat32 && r->type.shape && y->type.shape &&
+          fully_known(*y->type.shape) && *r->type.shape == *y->type.shape && r != mm->input(0) && r != b &&
+          r != mm->input(2)) {
+        take_output(g, mm, add);
+        while (mm->inputs.size() < 3) mm->inputs.push_back(nullptr);
+        mm->inputs.push_back(r);
+        r->consumers.push_back(mm);
+        mm->attrs.set(kFusedSumAttr, int_attr(1));
+        changed = true;
+      }
+    }
+    if (changed) ++*rewrites;
   }
   return Status::Ok();
 }

@@ -25,4 +25,30 @@ inline constexpr const char* kFusedAlphaAttr = "__openacl_activation_alpha";    
 inline constexpr const char* kFusedBetaAttr = "__openacl_activation_beta";        // float
 Status fuse_conv_activation(Graph& g, size_t* rewrites);
 
+// A Conv whose output is read only by an Add whose other operand has exactly
+// the Conv output's type (float32, same known shape: a residual connection)
+// absorbs the Add: the operand becomes the Conv's input 3 (input 2, the bias,
+// may be omitted), the Conv writes the Add's output and carries the attribute
+// below; its kernel computes conv(x) + residual (a oneDNN sum post-op, writing
+// over the residual's memory when the planner lets it). Run before
+// fuse_conv_activation, so that Conv -> Add -> Relu becomes one Conv.
+inline constexpr const char* kFusedSumAttr = "__openacl_sum";  // int 1: input 3 is added
+Status fuse_conv_add(Graph& g, size_t* rewrites);
+
+// GELU written out with Erf, as PyTorch exports it — x * 0.5 * (1 + erf(x /
+// sqrt(2))) in any operand order, the scaling as Div by sqrt(2) or Mul by its
+// inverse — becomes one Gelu node (opset 20, approximate "none"). float32.
+Status fuse_gelu(Graph& g, size_t* rewrites);
+
+// A MatMul with a constant 2-D float32 B absorbs what follows it:
+//  - an Add of a constant with B's N columns (the bias): input 2, attribute
+//    kFusedBiasAttr;
+//  - then an activation fuse_conv_activation takes (Gelu too), in the same
+//    attributes as there; or else a residual Add (an operand of the output's
+//    type and known shape): input 3, kFusedSumAttr.
+// The MatMul kernel applies them as oneDNN bias and post-ops (or its own
+// loops). Run after fuse_gelu.
+inline constexpr const char* kFusedBiasAttr = "__openacl_bias";  // int 1: input 2 is a bias [N]
+Status fuse_matmul_epilogue(Graph& g, size_t* rewrites);
+
 }  // namespace openacl::graph

@@ -224,7 +224,13 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
     OPENACL_RETURN_IF_ERROR(graph::fold_batchnorm_into_conv(g, &bn));
     m->folded_ += bn;
     size_t fused = 0;
+    OPENACL_RETURN_IF_ERROR(graph::fuse_gelu(g, &fused));
+    m->fused_ += fused;
+    OPENACL_RETURN_IF_ERROR(graph::fuse_conv_add(g, &fused));
+    m->fused_ += fused;
     OPENACL_RETURN_IF_ERROR(graph::fuse_conv_activation(g, &fused));
+    m->fused_ += fused;
+    OPENACL_RETURN_IF_ERROR(graph::fuse_matmul_epilogue(g, &fused));
     m->fused_ += fused;
   }
 

@@ -10,8 +10,8 @@
 //     whose inputs are all constants (or a Shape/Size of a fully known value)
 //     is run once by its kernel and replaced by its outputs' constants, so
 //     Shape -> Gather -> Concat -> Reshape chains resolve to constants;
-//     then BatchNormalization folded into a preceding Conv and activations
-//     fused into the Conv before them (graph/passes.h);
+//     then BatchNormalization folded into a preceding Conv, residual Adds
+//     and then activations fused into the Conv before them (graph/passes.h);
 //  3. dead nodes (no output read, none a graph output) removed;
 //  4. a kernel chosen for every node (KernelRegistry, backend "cpu") and
 //     created (weights prepacked there);

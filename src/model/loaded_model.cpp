@@ -138,12 +138,19 @@ Status read_model(const void* data, size_t size, const std::string& base_dir, Om
 // ---------------------------------------------------------------------------
 // Plans and the description
 
+// An executor and the tensors of the call it runs: kept between calls, so an
+// execution of a static model allocates nothing (the vectors keep their size).
+struct LoadedModel::Runner {
+  std::unique_ptr<Executor> executor;
+  std::vector<kernels::Tensor> ins, outs;
+};
+
 struct LoadedModel::Plan {
   std::shared_ptr<const CompiledModel> model;
-  std::unique_ptr<Executor> primary;  // runs in the primary arena (shared by all gears)
+  std::unique_ptr<Runner> primary;  // runs in the primary arena (shared by all gears)
   std::mutex idle_mutex;
-  std::vector<std::unique_ptr<Executor>> idle;  // more executors for concurrent calls, own arenas
-  std::vector<void*> arenas;                    // those arenas, released at unload
+  std::vector<std::unique_ptr<Runner>> idle;  // more runners for concurrent calls, own arenas
+  std::vector<void*> arenas;                  // those arenas, released at unload
 };
 
 namespace {
@@ -400,9 +407,11 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
     m->primary_size_ = work;
   }
   for (auto& p : m->plans_) {
-    p->primary = p->model->is_static() ? std::make_unique<Executor>(p->model, m->primary_, m->primary_size_)
-                                       : std::make_unique<Executor>(p->model);
-    OPENACL_RETURN_IF_ERROR(p->primary->prepare());
+    p->primary = std::make_unique<Runner>();
+    p->primary->executor = p->model->is_static()
+                               ? std::make_unique<Executor>(p->model, m->primary_, m->primary_size_)
+                               : std::make_unique<Executor>(p->model);
+    OPENACL_RETURN_IF_ERROR(p->primary->executor->prepare());
   }
   *out = std::move(m);
   return Status::Ok();
@@ -514,14 +523,18 @@ Status LoadedModel::execute(const std::vector<IoBuffer>& inputs, const std::vect
     if (!b.data || b.size < k * sizeof(int64_t))
       return Errorf(code::kModelInputNotMatch, "input %d (%s) holds %zu bytes; it needs %zu", info_.gear_input,
                     kGearInputName, b.size, k * sizeof(int64_t));
-    std::vector<int64_t> values(k);
-    std::memcpy(values.data(), b.data, k * sizeof(int64_t));
-    const int found = info_.gears.find(values);
-    if (found < 0)
+    int found = -1;
+    for (size_t gi = 0; gi < info_.gears.gears.size() && found < 0; ++gi)
+      if (info_.gears.gears[gi].size() == k && std::memcmp(info_.gears.gears[gi].data(), b.data, k * 8) == 0)
+        found = static_cast<int>(gi);
+    if (found < 0) {
+      std::vector<int64_t> values(k);
+      std::memcpy(values.data(), b.data, k * sizeof(int64_t));
       return Errorf(code::kGeDynamicBatchSizeInvalid,
                     "the %s input holds %s, which is not one of the model's gears (%s); select one with "
                     "aclmdlSetDynamicBatchSize / SetDynamicHWSize / SetInputDynamicDims before executing",
                     kGearInputName, dims_str(values).c_str(), gears_str(info_.gears).c_str());
+    }
     g = static_cast<size_t>(found);
   }
   return execute_plan(*plans_[g], inputs, outputs, input_dims, output_dims, observer);
@@ -531,12 +544,57 @@ Status LoadedModel::execute_plan(Plan& plan, const std::vector<IoBuffer>& inputs
                                  const std::vector<std::vector<int64_t>>& input_dims,
                                  std::vector<std::vector<int64_t>>* output_dims, NodeObserver* observer) {
   const CompiledModel& cm = *plan.model;
+  // A runner: the primary when free (or, with user work memory, waiting for
+  // it), else a spare one, made (with its own work memory) when none is idle.
+  std::unique_lock<std::mutex> primary_lock(primary_mutex_, std::defer_lock);
+  std::unique_ptr<Runner> spare;
+  Runner* r = nullptr;
+  if (user_work_ ? (primary_lock.lock(), true) : primary_lock.try_lock()) {
+    r = plan.primary.get();
+  } else {
+    {
+      std::lock_guard<std::mutex> lock(plan.idle_mutex);
+      if (!plan.idle.empty()) {
+        spare = std::move(plan.idle.back());
+        plan.idle.pop_back();
+      }
+    }
+    if (!spare) {
+      void* arena = nullptr;
+      const size_t work = cm.is_static() ? cm.plan().work_size : 0;
+      if (work > 0) {
+        OPENACL_RETURN_IF_ERROR(allocator_.allocate(work, &arena));
+        std::lock_guard<std::mutex> lock(plan.idle_mutex);
+        plan.arenas.push_back(arena);
+      }
+      spare = std::make_unique<Runner>();
+      spare->executor =
+          arena ? std::make_unique<Executor>(plan.model, arena, work) : std::make_unique<Executor>(plan.model);
+    }
+    r = spare.get();
+  }
+  Status st = run_on(*r, cm, inputs, outputs, input_dims, output_dims, observer);
+  if (spare) {
+    std::lock_guard<std::mutex> lock(plan.idle_mutex);
+    plan.idle.push_back(std::move(spare));
+  }
+  return st;
+}
+
+Status LoadedModel::run_on(Runner& r, const CompiledModel& cm, const std::vector<IoBuffer>& inputs,
+                           const std::vector<IoBuffer>& outputs, const std::vector<std::vector<int64_t>>& input_dims,
+                           std::vector<std::vector<int64_t>>* output_dims, NodeObserver* observer) {
   // Inputs: shapes resolved and every buffer checked before anything runs.
-  std::vector<kernels::Tensor> ins(cm.input_ids().size());
-  for (size_t i = 0; i < ins.size(); ++i) {
+  r.ins.resize(cm.input_ids().size());
+  for (size_t i = 0; i < r.ins.size(); ++i) {
     const graph::Value* v = cm.values()[cm.input_ids()[i]];
-    std::vector<int64_t> want = dims_of(v->type);
     const IoBuffer& b = inputs[i];
+    std::vector<int64_t>& want = r.ins[i].dims;  // reused: no allocation once sized
+    want.resize(v->type.shape ? v->type.shape->size() : 0);
+    for (size_t a = 0; a < want.size(); ++a) {
+      const graph::Dim& d = (*v->type.shape)[a];
+      want[a] = d.known() ? d.value : -1;
+    }
     const size_t esize = graph::dtype_bytes(v->type.dtype);
     if (i < input_dims.size() && !input_dims[i].empty()) {
       const auto& given = input_dims[i];
@@ -575,13 +633,15 @@ Status LoadedModel::execute_plan(Plan& plan, const std::vector<IoBuffer>& inputs
                     "input %zu ('%s'): the model expects %zu bytes (%s%s), the buffer holds %zu bytes%s", i,
                     v->name.c_str(), *need, graph::dtype_name(v->type.dtype), dims_str(want).c_str(), b.size,
                     b.data ? "" : " at NULL");
-    ins[i] = kernels::Tensor{v->type.dtype, std::move(want), b.data};
+    r.ins[i].dtype = v->type.dtype;
+    r.ins[i].data = b.data;
   }
   // Outputs of a static plan are checked before running.
   if (cm.is_static()) {
     for (size_t o = 0; o < cm.output_ids().size(); ++o) {
       const graph::Value* v = cm.values()[cm.output_ids()[o]];
-      const size_t need = bytes_of(v->type.dtype, dims_of(v->type)).value_or(0);
+      size_t need = graph::dtype_bytes(v->type.dtype);
+      for (const graph::Dim& d : *v->type.shape) need *= static_cast<size_t>(d.value);
       if (outputs[o].size < need || (!outputs[o].data && need > 0))
         return Errorf(code::kModelOutputNotMatch,
                       "output %zu ('%s'): the model writes %zu bytes (%s), the buffer holds %zu bytes; allocate "
@@ -590,63 +650,22 @@ Status LoadedModel::execute_plan(Plan& plan, const std::vector<IoBuffer>& inputs
     }
   }
 
-  // An executor: the primary when free (or, with user work memory, waiting for it), else a spare.
-  std::unique_lock<std::mutex> primary_lock(primary_mutex_, std::defer_lock);
-  std::unique_ptr<Executor> spare;
-  Executor* ex = nullptr;
-  if (user_work_) {
-    primary_lock.lock();
-    ex = plan.primary.get();
-  } else if (primary_lock.try_lock()) {
-    ex = plan.primary.get();
-  } else {
-    {
-      std::lock_guard<std::mutex> lock(plan.idle_mutex);
-      if (!plan.idle.empty()) {
-        spare = std::move(plan.idle.back());
-        plan.idle.pop_back();
-      }
-    }
-    if (!spare) {
-      void* arena = nullptr;
-      const size_t work = cm.is_static() ? cm.plan().work_size : 0;
-      if (work > 0) {
-        OPENACL_RETURN_IF_ERROR(allocator_.allocate(work, &arena));
-        std::lock_guard<std::mutex> lock(plan.idle_mutex);
-        plan.arenas.push_back(arena);
-      }
-      spare = arena ? std::make_unique<Executor>(plan.model, arena, work) : std::make_unique<Executor>(plan.model);
-    }
-    ex = spare.get();
-  }
-
-  std::vector<kernels::Tensor> outs;
-  Status st = ex->run(ins, &outs, nullptr, observer);
-  if (st.ok()) {
-    for (size_t o = 0; o < outs.size() && st.ok(); ++o) {
-      const size_t need = outs[o].bytes();
-      if (outputs[o].size < need || (!outputs[o].data && need > 0)) {
-        st = Errorf(code::kModelOutputNotMatch,
+  Status st = r.executor->run(r.ins, &r.outs, nullptr, observer);
+  if (!st.ok()) return Status(code::kRtModelExecute, "model '" + info_.name + "' failed: " + st.message());
+  for (size_t o = 0; o < r.outs.size(); ++o) {
+    const size_t need = r.outs[o].bytes();
+    if (outputs[o].size < need || (!outputs[o].data && need > 0))
+      return Errorf(code::kModelOutputNotMatch,
                     "output %zu ('%s'): this execution produced %zu bytes (%s), the buffer holds %zu bytes; nothing "
                     "was written",
-                    o, info_.outputs[o].name.c_str(), need, outs[o].type().str().c_str(), outputs[o].size);
-      }
-    }
-    if (st.ok()) {
-      if (output_dims) output_dims->clear();
-      for (size_t o = 0; o < outs.size(); ++o) {
-        if (outs[o].bytes()) std::memmove(outputs[o].data, outs[o].data, outs[o].bytes());
-        if (output_dims) output_dims->push_back(outs[o].dims);
-      }
-    }
-  } else {
-    st = Status(code::kRtModelExecute, "model '" + info_.name + "' failed: " + st.message());
+                    o, info_.outputs[o].name.c_str(), need, r.outs[o].type().str().c_str(), outputs[o].size);
   }
-  if (spare) {
-    std::lock_guard<std::mutex> lock(plan.idle_mutex);
-    plan.idle.push_back(std::move(spare));
+  if (output_dims) output_dims->resize(r.outs.size());
+  for (size_t o = 0; o < r.outs.size(); ++o) {
+    if (r.outs[o].bytes()) std::memmove(outputs[o].data, r.outs[o].data, r.outs[o].bytes());
+    if (output_dims) (*output_dims)[o] = r.outs[o].dims;
   }
-  return st;
+  return Status::Ok();
 }
 
 }  // namespace openacl::model

@@ -140,10 +140,14 @@ class LoadedModel {
 
  private:
   LoadedModel() = default;
-  struct Plan;  // one gear: compiled model + idle executors
+  struct Runner;  // an executor and the tensors of its call
+  struct Plan;    // one gear: compiled model + runners
   Status execute_plan(Plan& plan, const std::vector<IoBuffer>& inputs, const std::vector<IoBuffer>& outputs,
                       const std::vector<std::vector<int64_t>>& input_dims,
                       std::vector<std::vector<int64_t>>* output_dims, NodeObserver* observer);
+  Status run_on(Runner& runner, const CompiledModel& cm, const std::vector<IoBuffer>& inputs,
+                const std::vector<IoBuffer>& outputs, const std::vector<std::vector<int64_t>>& input_dims,
+                std::vector<std::vector<int64_t>>* output_dims, NodeObserver* observer);
 
   ModelInfo info_;
   std::vector<std::unique_ptr<Plan>> plans_;  // per gear (one when gear-less)

@@ -4,6 +4,7 @@
  * datasets, sync and async execution, gears, errors and concurrency.
  * Contract: include/acl/acl_mdl.h; spec/pyacl-api.md §3; compat-notes §1.
  */
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -913,6 +914,38 @@ TEST_F(MdlTest, OtherDeviceContextIsRefused) {
     aclrtResetDevice(1);
 }
 
+TEST_F(MdlTest, ModelsOnTwoDevicesRunAtOnce) {
+    if (device_count_ < 2) GTEST_SKIP() << "needs two devices";
+    // One copy of the model per device, each executed by its own thread under
+    // a context of its device, with buffers on that device.
+    uint32_t ids[2] = {LoadMem(onnx_), 0};
+    ASSERT_EQ(aclrtSetDevice(1), ACL_SUCCESS);
+    ids[1] = LoadMem(onnx_);
+    ASSERT_NE(ids[1], 0u);
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int dev = 0; dev < 2; ++dev)
+        threads.emplace_back([&, dev] {
+            aclrtContext ctx = nullptr;
+            if (aclrtCreateContext(&ctx, dev) != ACL_SUCCESS) {
+                ++failures;
+                return;
+            }
+            {
+                AddReluIo io;
+                for (int i = 0; i < 20; ++i)
+                    if (aclmdlExecute(ids[dev], io.in.get(), io.out.get()) != ACL_SUCCESS) ++failures;
+                io.Check();
+            }
+            aclrtDestroyContext(ctx);
+        });
+    for (auto &t : threads) t.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(aclmdlUnload(ids[1]), ACL_SUCCESS);
+    EXPECT_EQ(aclmdlUnload(ids[0]), ACL_SUCCESS);
+    aclrtResetDevice(1);
+}
+
 /* ------------------------------------------------------------------ gears */
 
 class MdlGearTest : public MdlTest {
@@ -1201,6 +1234,251 @@ TEST_F(MdlTest, GearSettersOnAStaticModel) {
     dims.dimCount = 1;
     dims.dims[0] = 2;
     EXPECT_EQ(aclmdlSetInputDynamicDims(id, io.in.get(), 1, &dims), ACL_ERROR_MODEL_NOT_DYNAMIC);
+    EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
+}
+
+/* ------------------------------------------------- tensor descs: free dims */
+
+/* x float[H, W] (two free dims, distinct names) -> y = Relu(x). */
+std::string FreeDimsReluOnnx() {
+    auto value_info = [](const std::string &name) {
+        mdltest::Pb shape;
+        for (const char *param : {"H", "W"}) {
+            mdltest::Pb dim;
+            dim.bytes(2, param);
+            shape.msg(1, dim);
+        }
+        mdltest::Pb tensor_type;
+        tensor_type.u64(1, mdltest::kOnnxFloat).msg(2, shape);
+        mdltest::Pb type;
+        type.msg(1, tensor_type);
+        mdltest::Pb vi;
+        vi.bytes(1, name).msg(2, type);
+        return vi;
+    };
+    mdltest::Pb g;
+    g.msg(1, mdltest::OnnxNode("Relu", {"x"}, {"y"}));
+    g.bytes(2, "freerelu");
+    g.msg(11, value_info("x"));
+    g.msg(12, value_info("y"));
+    return mdltest::OnnxModel(g);
+}
+
+std::vector<int64_t> DescDims(const aclTensorDesc *d) {
+    std::vector<int64_t> v;
+    const size_t n = aclGetTensorDescNumDims(d);
+    for (size_t i = 0; i < n && n != ACL_UNKNOWN_RANK; ++i) {
+        int64_t x = -100;
+        EXPECT_EQ(aclGetTensorDescDimV2(d, i, &x), ACL_SUCCESS);
+        v.push_back(x);
+    }
+    return v;
+}
+
+/* Runs the free-dim model on an h x w input given by a desc; checks y. */
+void RunFreeRelu(uint32_t id, int64_t h, int64_t w, Dataset &in, Dataset &out, const DevMem &x, const DevMem &y) {
+    std::vector<float> xs(static_cast<size_t>(h * w));
+    for (size_t i = 0; i < xs.size(); ++i) xs[i] = (i % 3 == 0 ? -1.0f : 1.0f) * static_cast<float>(i);
+    x.Put(xs.data(), xs.size() * sizeof(float));
+    const int64_t dims[2] = {h, w};
+    aclTensorDesc *desc = aclCreateTensorDesc(ACL_FLOAT, 2, dims, ACL_FORMAT_ND);
+    ASSERT_EQ(aclmdlSetDatasetTensorDesc(in.get(), desc, 0), ACL_SUCCESS) << RecentErrMsg();
+    aclDestroyTensorDesc(desc);  // the dataset holds its own copy
+    ASSERT_EQ(aclmdlExecute(id, in.get(), out.get()), ACL_SUCCESS) << RecentErrMsg();
+    std::vector<float> ys(xs.size());
+    y.Get(ys.data(), ys.size() * sizeof(float));
+    for (size_t i = 0; i < xs.size(); ++i) EXPECT_FLOAT_EQ(ys[i], std::max(xs[i], 0.0f)) << i;
+}
+
+TEST_F(MdlTest, FreeDimsTakeTheirShapeFromTheInputDesc) {
+    uint32_t id = LoadMem(FreeDimsReluOnnx());
+    aclmdlDesc *md = aclmdlCreateDesc();
+    ASSERT_EQ(aclmdlGetDesc(md, id), ACL_SUCCESS);
+    aclmdlIODims io{};
+    ASSERT_EQ(aclmdlGetInputDims(md, 0, &io), ACL_SUCCESS);
+    ASSERT_EQ(io.dimCount, 2u);
+    EXPECT_EQ(io.dims[0], -1);
+    EXPECT_EQ(io.dims[1], -1);
+    aclmdlDestroyDesc(md);
+
+    DevMem x(64 * sizeof(float)), y(64 * sizeof(float));
+    Dataset in, out;
+    in.Add(x);
+    out.Add(y);
+    EXPECT_EQ(aclmdlGetDatasetTensorDesc(out.get(), 0), nullptr);  // none before executing
+    RunFreeRelu(id, 3, 5, in, out, x, y);
+    aclTensorDesc *od = aclmdlGetDatasetTensorDesc(out.get(), 0);
+    ASSERT_NE(od, nullptr) << "the execution gives every output a desc";
+    EXPECT_EQ(DescDims(od), (std::vector<int64_t>{3, 5}));
+    EXPECT_EQ(aclGetTensorDescType(od), ACL_FLOAT);
+    EXPECT_EQ(aclGetTensorDescSize(od), 15 * sizeof(float));
+    EXPECT_EQ(aclGetTensorDescAddress(od), y.get());
+
+    // Another shape through the same datasets: the same output desc, updated.
+    RunFreeRelu(id, 4, 2, in, out, x, y);
+    EXPECT_EQ(aclmdlGetDatasetTensorDesc(out.get(), 0), od);
+    EXPECT_EQ(DescDims(od), (std::vector<int64_t>{4, 2}));
+
+    // A desc the user set on the output is overwritten with the real shape.
+    const int64_t guess[1] = {64};
+    aclTensorDesc *user = aclCreateTensorDesc(ACL_FLOAT, 1, guess, ACL_FORMAT_ND);
+    ASSERT_EQ(aclmdlSetDatasetTensorDesc(out.get(), user, 0), ACL_SUCCESS);
+    RunFreeRelu(id, 2, 7, in, out, x, y);
+    EXPECT_EQ(DescDims(aclmdlGetDatasetTensorDesc(out.get(), 0)), (std::vector<int64_t>{2, 7}));
+    EXPECT_EQ(DescDims(user), (std::vector<int64_t>{64}));  // the user's own desc is not touched
+    aclDestroyTensorDesc(user);
+    EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
+}
+
+/* x float of unknown rank (no shape at all) -> y = Relu(x). */
+std::string UnknownRankReluOnnx() {
+    auto value_info = [](const std::string &name) {
+        mdltest::Pb tensor_type;
+        tensor_type.u64(1, mdltest::kOnnxFloat);
+        mdltest::Pb type;
+        type.msg(1, tensor_type);
+        mdltest::Pb vi;
+        vi.bytes(1, name).msg(2, type);
+        return vi;
+    };
+    mdltest::Pb g;
+    g.msg(1, mdltest::OnnxNode("Relu", {"x"}, {"y"}));
+    g.bytes(2, "rankrelu");
+    g.msg(11, value_info("x"));
+    g.msg(12, value_info("y"));
+    return mdltest::OnnxModel(g);
+}
+
+TEST_F(MdlTest, UnknownRankInputTakesAnyRankFromItsDesc) {
+    uint32_t id = 0;
+    const std::string bytes = UnknownRankReluOnnx();
+    if (aclmdlLoadFromMem(bytes.data(), bytes.size(), &id) != ACL_SUCCESS) {
+        GTEST_SKIP() << "the importer refuses an input without a shape: " << RecentErrMsg();
+    }
+    DevMem x(64 * sizeof(float)), y(64 * sizeof(float));
+    Dataset in, out;
+    in.Add(x);
+    out.Add(y);
+    for (const std::vector<int64_t> &dims : {std::vector<int64_t>{6}, std::vector<int64_t>{2, 2, 3}}) {
+        std::vector<float> xs(12);
+        for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i) - 5.5f;
+        x.Put(xs.data(), xs.size() * sizeof(float));
+        aclTensorDesc *d = aclCreateTensorDesc(ACL_FLOAT, static_cast<int>(dims.size()), dims.data(), ACL_FORMAT_ND);
+        ASSERT_EQ(aclmdlSetDatasetTensorDesc(in.get(), d, 0), ACL_SUCCESS);
+        aclDestroyTensorDesc(d);
+        ASSERT_EQ(aclmdlExecute(id, in.get(), out.get()), ACL_SUCCESS) << RecentErrMsg();
+        EXPECT_EQ(DescDims(aclmdlGetDatasetTensorDesc(out.get(), 0)), dims);
+    }
+    EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
+}
+
+TEST_F(MdlTest, FreeDimsWithoutADescAreRefused) {
+    uint32_t id = LoadMem(FreeDimsReluOnnx());
+    DevMem x(64), y(64);
+    Dataset in, out;
+    in.Add(x);
+    out.Add(y);
+    EXPECT_EQ(aclmdlExecute(id, in.get(), out.get()), ACL_ERROR_MODEL_INPUT_NOT_MATCH);
+    EXPECT_TRUE(Contains(RecentErrMsg(), "aclmdlSetDatasetTensorDesc")) << RecentErrMsg();
+    EXPECT_EQ(aclmdlGetDatasetTensorDesc(out.get(), 0), nullptr);  // a failed execution reports nothing
+
+    // A desc with an unknown dim does not give the shape either.
+    const int64_t unknown[2] = {-1, 4};
+    aclTensorDesc *d = aclCreateTensorDesc(ACL_FLOAT, 2, unknown, ACL_FORMAT_ND);
+    ASSERT_EQ(aclmdlSetDatasetTensorDesc(in.get(), d, 0), ACL_SUCCESS);
+    EXPECT_EQ(aclmdlExecute(id, in.get(), out.get()), ACL_ERROR_MODEL_INPUT_NOT_MATCH);
+    EXPECT_TRUE(Contains(RecentErrMsg(), "[-1,4]")) << RecentErrMsg();
+    // Nor one of the wrong rank.
+    const int64_t flat[1] = {4};
+    ASSERT_EQ(aclSetTensorOriginShape(d, 1, flat), ACL_SUCCESS);
+    ASSERT_EQ(aclmdlSetDatasetTensorDesc(in.get(), d, 0), ACL_SUCCESS);
+    EXPECT_EQ(aclmdlExecute(id, in.get(), out.get()), ACL_ERROR_MODEL_INPUT_NOT_MATCH);
+    EXPECT_TRUE(Contains(RecentErrMsg(), "the model takes")) << RecentErrMsg();
+    aclDestroyTensorDesc(d);
+    EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
+}
+
+TEST_F(MdlTest, InputDescMustMatchTheModelAndTheBuffer) {
+    uint32_t id = LoadMem(onnx_);  // x float[2,3], b float[3]
+    AddReluIo io;
+    const int64_t swapped[2] = {3, 2};
+    aclTensorDesc *d = aclCreateTensorDesc(ACL_FLOAT, 2, swapped, ACL_FORMAT_ND);
+    ASSERT_EQ(aclmdlSetDatasetTensorDesc(io.in.get(), d, 0), ACL_SUCCESS);
+    EXPECT_EQ(aclmdlExecute(id, io.in.get(), io.out.get()), ACL_ERROR_MODEL_INPUT_NOT_MATCH);
+    std::string msg = RecentErrMsg();
+    EXPECT_TRUE(Contains(msg, "input 0 ('x')") && Contains(msg, "[3,2]") && Contains(msg, "[2,3]")) << msg;
+    EXPECT_EQ(aclmdlExecuteAsync(id, io.in.get(), io.out.get(), nullptr), ACL_ERROR_MODEL_INPUT_NOT_MATCH);
+
+    // The model's own shape in the desc is fine (a static model takes descs too).
+    const int64_t same[2] = {2, 3};
+    ASSERT_EQ(aclSetTensorOriginShape(d, 2, same), ACL_SUCCESS);
+    ASSERT_EQ(aclmdlSetDatasetTensorDesc(io.in.get(), d, 0), ACL_SUCCESS);
+    ASSERT_EQ(aclmdlExecute(id, io.in.get(), io.out.get()), ACL_SUCCESS) << RecentErrMsg();
+    io.Check();
+    EXPECT_EQ(DescDims(aclmdlGetDatasetTensorDesc(io.out.get(), 1)), (std::vector<int64_t>{2, 3}));
+    aclDestroyTensorDesc(d);
+    EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
+
+    // A buffer smaller than the desc's shape is refused before running.
+    uint32_t free_id = LoadMem(FreeDimsReluOnnx());
+    DevMem x(10 * sizeof(float)), y(64 * sizeof(float));
+    Dataset in, out;
+    in.Add(x);
+    out.Add(y);
+    const int64_t big[2] = {4, 4};
+    aclTensorDesc *bd = aclCreateTensorDesc(ACL_FLOAT, 2, big, ACL_FORMAT_ND);
+    ASSERT_EQ(aclmdlSetDatasetTensorDesc(in.get(), bd, 0), ACL_SUCCESS);
+    EXPECT_EQ(aclmdlExecute(free_id, in.get(), out.get()), ACL_ERROR_MODEL_INPUT_NOT_MATCH);
+    msg = RecentErrMsg();
+    EXPECT_TRUE(Contains(msg, "64 bytes") && Contains(msg, "holds 40 bytes")) << msg;
+    EXPECT_EQ(aclmdlExecuteAsync(free_id, in.get(), out.get(), nullptr), ACL_ERROR_MODEL_INPUT_NOT_MATCH);
+    // An output buffer too small for the real output: refused, nothing reported.
+    DevMem small_y(8);
+    Dataset out_small;
+    out_small.Add(small_y);
+    const int64_t fits[2] = {2, 5};
+    ASSERT_EQ(aclSetTensorOriginShape(bd, 2, fits), ACL_SUCCESS);
+    ASSERT_EQ(aclmdlSetDatasetTensorDesc(in.get(), bd, 0), ACL_SUCCESS);
+    EXPECT_EQ(aclmdlExecute(free_id, in.get(), out_small.get()), ACL_ERROR_MODEL_OUTPUT_NOT_MATCH);
+    EXPECT_EQ(aclmdlGetDatasetTensorDesc(out_small.get(), 0), nullptr);
+    aclDestroyTensorDesc(bd);
+    EXPECT_EQ(aclmdlUnload(free_id), ACL_SUCCESS);
+}
+
+TEST_F(MdlTest, AsyncExecuteWritesOutputDescsWhenItRuns) {
+    uint32_t id = LoadMem(FreeDimsReluOnnx());
+    aclrtStream stream = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
+    DevMem x(64 * sizeof(float)), y(64 * sizeof(float));
+    std::vector<float> xs(12, -3.0f);
+    xs[5] = 2.5f;
+    x.Put(xs.data(), xs.size() * sizeof(float));
+    Dataset in, out;
+    in.Add(x);
+    out.Add(y);
+    const int64_t dims[2] = {6, 2};
+    aclTensorDesc *d = aclCreateTensorDesc(ACL_FLOAT, 2, dims, ACL_FORMAT_ND);
+    ASSERT_EQ(aclmdlSetDatasetTensorDesc(in.get(), d, 0), ACL_SUCCESS);
+    aclDestroyTensorDesc(d);
+    ASSERT_EQ(aclmdlExecuteAsync(id, in.get(), out.get(), stream), ACL_SUCCESS) << RecentErrMsg();
+    ASSERT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS) << RecentErrMsg();
+    EXPECT_EQ(DescDims(aclmdlGetDatasetTensorDesc(out.get(), 0)), (std::vector<int64_t>{6, 2}));
+    float y5 = 0;
+    std::vector<float> ys(12);
+    y.Get(ys.data(), ys.size() * sizeof(float));
+    y5 = ys[5];
+    EXPECT_FLOAT_EQ(y5, 2.5f);
+    EXPECT_FLOAT_EQ(ys[0], 0.0f);
+
+    // The datasets may be destroyed once queued (usually before the execution
+    // runs): it still runs, and reports into no dataset (ASan watches).
+    Dataset out2;
+    out2.Add(y);
+    ASSERT_EQ(aclmdlExecuteAsync(id, in.get(), out2.get(), stream), ACL_SUCCESS) << RecentErrMsg();
+    out2.DestroyDataset();
+    in.DestroyDataset();
+    EXPECT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS) << RecentErrMsg();
+    EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
     EXPECT_EQ(aclmdlUnload(id), ACL_SUCCESS);
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "graph/ops/nn_common.h"
+#include "graph/passes.h"
 
 namespace openacl::graph::nn {
 namespace {
@@ -182,7 +183,18 @@ Status conv_transpose_shape(ShapeContext& ctx) {
   return Status::Ok();
 }
 
-Status conv_shape(ShapeContext& ctx) { return conv_like_shape(ctx, ConvOperands{}); }
+Status conv_shape(ShapeContext& ctx) {
+  // Input 3 exists only on Convs that absorbed a residual Add (graph::fuse_conv_add).
+  if (ctx.num_inputs() > 3) {
+    if (!ctx.attrs().has(kFusedSumAttr)) return ctx.fail("Conv takes at most 3 inputs (X, W, B)");
+    OPENACL_RETURN_IF_ERROR(conv_like_shape(ctx, ConvOperands{}));
+    if (!ctx.has_input(3) || ctx.input(3).dtype != ctx.output(0).dtype ||
+        (ctx.input(3).shape && ctx.output(0).shape && !(*ctx.input(3).shape == *ctx.output(0).shape)))
+      return ctx.fail("the fused residual input must have the Conv output's type %s", ctx.output(0).str().c_str());
+    return Status::Ok();
+  }
+  return conv_like_shape(ctx, ConvOperands{});
+}
 
 // ConvInteger(x, w, x_zero_point, w_zero_point): int32 output, no bias.
 Status conv_integer_shape(ShapeContext& ctx) {
@@ -203,7 +215,7 @@ Status deform_conv_shape(ShapeContext& ctx) { return conv_like_shape(ctx, ConvOp
 OPENACL_REGISTER_OP(DeformConv).inputs(3, 5).outputs(1, 1).shape(deform_conv_shape);
 OPENACL_REGISTER_OP(ConvInteger).inputs(2, 4).outputs(1, 1).shape(conv_integer_shape);
 OPENACL_REGISTER_OP(QLinearConv).inputs(8, 9).outputs(1, 1).shape(qlinear_conv_shape);
-OPENACL_REGISTER_OP(Conv).inputs(2, 3).outputs(1, 1).shape(conv_shape);
+OPENACL_REGISTER_OP(Conv).inputs(2, 4).outputs(1, 1).shape(conv_shape);
 OPENACL_REGISTER_OP(ConvTranspose).inputs(2, 3).outputs(1, 1).shape(conv_transpose_shape);
 
 }  // namespace openacl::graph::nn

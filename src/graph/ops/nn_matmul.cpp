@@ -4,6 +4,7 @@
 #include <map>
 
 #include "graph/ops/nn_common.h"
+#include "graph/passes.h"
 
 namespace openacl::graph::nn {
 namespace {
@@ -34,7 +35,20 @@ Status matmul_common(ShapeContext& ctx, DType out_dtype, size_t ia = 0, size_t i
   return Status::Ok();
 }
 
-Status matmul_shape(ShapeContext& ctx) { return matmul_common(ctx, ctx.input(0).dtype); }
+Status matmul_shape(ShapeContext& ctx) {
+  // Inputs 2 (bias) and 3 (residual) exist only on MatMuls that absorbed
+  // their epilogue (graph::fuse_matmul_epilogue).
+  const bool bias = ctx.has_input(2), sum = ctx.has_input(3);
+  if (ctx.num_inputs() > 2) {
+    if ((bias && !ctx.attrs().has(kFusedBiasAttr)) || (sum && !ctx.attrs().has(kFusedSumAttr)) ||
+        (!bias && !sum))
+      return ctx.fail("MatMul takes 2 inputs (A, B)");
+  }
+  OPENACL_RETURN_IF_ERROR(matmul_common(ctx, ctx.input(0).dtype));
+  if (sum && ctx.input(3).dtype != ctx.output(0).dtype)
+    return ctx.fail("the fused residual input must have the MatMul output's type %s", ctx.output(0).str().c_str());
+  return Status::Ok();
+}
 Status matmul_integer_shape(ShapeContext& ctx) { return matmul_common(ctx, DType::kInt32); }
 // QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp): y_zp's dtype.
 Status qlinear_matmul_shape(ShapeContext& ctx) {
@@ -193,7 +207,7 @@ Status einsum_shape(ShapeContext& ctx) {
 
 }  // namespace
 
-OPENACL_REGISTER_OP(MatMul).inputs(2, 2).outputs(1, 1).shape(matmul_shape);
+OPENACL_REGISTER_OP(MatMul).inputs(2, 4).outputs(1, 1).shape(matmul_shape);
 OPENACL_REGISTER_OP(MatMulInteger).inputs(2, 4).outputs(1, 1).shape(matmul_integer_shape);
 OPENACL_REGISTER_OP(QLinearMatMul).inputs(8, 8).outputs(1, 1).shape(qlinear_matmul_shape);
 OPENACL_REGISTER_OP(Gemm).inputs(2, 3).outputs(1, 1).shape(gemm_shape);

@@ -6,6 +6,7 @@
 // Layouts: see conv_dnnl.h.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -15,69 +16,19 @@
 #include "kernels/cpu/conv_ref.h"
 #include "kernels/cpu/cpu_common.h"
 #include "kernels/cpu/dnnl_common.h"
+#include "kernels/cpu/fused_activation.h"
 
 namespace openacl::kernels::cpu {
 namespace {
 
-// An activation fused into the Conv by graph::fuse_conv_activation.
-struct Activation {
-  std::string op;  // "" = none
-  float alpha = 0, beta = 0;
-
-  static Activation of(const graph::AttributeMap& a) {
-    return Activation{a.get_string(graph::kFusedActivationAttr, ""), a.get_float(graph::kFusedAlphaAttr, 0.f),
-                      a.get_float(graph::kFusedBetaAttr, 0.f)};
-  }
-  // Applied after the convolution (reference path, or oneDNN without the post-op).
-  void apply(float* y, int64_t n) const {
-    if (op.empty()) return;
-    const float a = alpha, b = beta;
-    parallel_for(n, 1 << 14, [&](int64_t lo, int64_t hi) {
-      if (op == "Relu") {
-#pragma omp simd
-        for (int64_t i = lo; i < hi; ++i) y[i] = y[i] > 0 ? y[i] : 0;
-      } else if (op == "LeakyRelu") {
-        for (int64_t i = lo; i < hi; ++i) y[i] = y[i] >= 0 ? y[i] : a * y[i];
-      } else if (op == "Clip") {
-        for (int64_t i = lo; i < hi; ++i) y[i] = std::isnan(y[i]) ? y[i] : std::min(std::max(y[i], a), b);
-      } else if (op == "Sigmoid") {
-        for (int64_t i = lo; i < hi; ++i) y[i] = 1.f / (1.f + std::exp(-y[i]));
-      } else if (op == "Tanh") {
-        for (int64_t i = lo; i < hi; ++i) y[i] = std::tanh(y[i]);
-      } else if (op == "HardSigmoid") {
-        for (int64_t i = lo; i < hi; ++i) y[i] = std::max(0.f, std::min(1.f, a * y[i] + b));
-      } else if (op == "HardSwish") {
-        for (int64_t i = lo; i < hi; ++i) y[i] = y[i] * std::max(0.f, std::min(1.f, y[i] / 6.f + 0.5f));
-      }
-    });
-  }
 #if OPENACL_HAVE_DNNL
-  // Adds the oneDNN eltwise post-op; false when there is no equivalent.
-  bool add_post_op(dnnl::primitive_attr* attr) const {
-    dnnl::algorithm alg;
-    float a = 0, b = 0;
-    if (op == "Relu") alg = dnnl::algorithm::eltwise_relu;
-    else if (op == "LeakyRelu") { alg = dnnl::algorithm::eltwise_relu; a = alpha; }
-    else if (op == "Clip") { alg = dnnl::algorithm::eltwise_clip_v2; a = alpha; b = beta; }
-    else if (op == "Sigmoid") alg = dnnl::algorithm::eltwise_logistic;
-    else if (op == "Tanh") alg = dnnl::algorithm::eltwise_tanh;
-    else if (op == "HardSwish") alg = dnnl::algorithm::eltwise_hardswish;
-    else return false;
-    dnnl::post_ops ops;
-    ops.append_eltwise(1.f, alg, a, b);
-    attr->set_post_ops(ops);
-    return true;
-  }
-#endif
-};
-
-#if OPENACL_HAVE_DNNL
-// With act.op set, the entry tries the activation as a post-op first
-// (e->fused says whether it got it).
+// With a residual sum and/or act.op set, the entry tries them as post-ops
+// first (sum, then the activation); e->fused says whether it got them all.
 std::shared_ptr<const ConvEntry> build_conv(const WindowGeom& g, const std::vector<int64_t>& xd,
                                             const std::vector<int64_t>& wd, bool has_bias, const float* const_w,
-                                            const Activation& act, bool with_post_op = true) {
+                                            const Activation& act, bool sum, bool with_post_op = true) {
   auto e = std::make_shared<ConvEntry>();
+  e->sum = with_post_op && sum;
   if (g.N == 0 || g.C == 0 || g.M == 0 || g.out_size() == 0) return e;
   try {
     using dnnl::memory;
@@ -108,13 +59,21 @@ std::shared_ptr<const ConvEntry> build_conv(const WindowGeom& g, const std::vect
                                                                    dnnl::algorithm::convolution_direct, src, wei_any,
                                                                    dst, strides, dil, pl, pr);
       dnnl::primitive_attr attr = dnnl_util::base_attr();
-      e->fused = with_post_op && !act.op.empty() && act.add_post_op(&attr);
+      e->fused = false;
+      if (with_post_op && (sum || !act.op.empty())) {
+        dnnl::post_ops ops;
+        if (sum) ops.append_sum(1.f);
+        e->fused = act.op.empty() || act.add_post_op(&ops);
+        if (e->fused) attr.set_post_ops(ops);
+      }
+      e->sum = e->fused && sum;
       return dnnl::convolution_forward::primitive_desc(desc, attr, dnnl_util::engine());
     });
   } catch (const dnnl::error&) {
     e->ok = false;
   }
-  if (!e->ok && with_post_op && !act.op.empty()) return build_conv(g, xd, wd, has_bias, const_w, act, false);
+  if (!e->ok && with_post_op && (sum || !act.op.empty()))
+    return build_conv(g, xd, wd, has_bias, const_w, act, sum, false);
   return e;
 }
 
@@ -122,7 +81,10 @@ std::shared_ptr<const ConvEntry> build_conv(const WindowGeom& g, const std::vect
 
 class ConvKernel final : public Kernel {
  public:
-  explicit ConvKernel(const KernelInit& init) : attrs_(init.attrs()), act_(Activation::of(init.attrs())) {
+  explicit ConvKernel(const KernelInit& init)
+      : attrs_(init.attrs()),
+        act_(Activation::of(init.attrs())),
+        sum_(init.attrs().get_int(graph::kFusedSumAttr, 0) != 0) {
     w_const_ = init.constant(1) != nullptr;
 #if OPENACL_HAVE_DNNL
     // Shapes known at compile time: build now, so run() only binds memory.
@@ -134,7 +96,7 @@ class ConvKernel final : public Kernel {
       WindowGeom g;
       if (conv_geom(attrs_, xd, wc->dims, &g).empty()) {
         cache_.put_static(xd, wc->dims, init.has_input(2),
-                          build_conv(g, xd, wc->dims, init.has_input(2), dnnl_util::const_f32(wc), act_));
+                          build_conv(g, xd, wc->dims, init.has_input(2), dnnl_util::const_f32(wc), act_, sum_));
       }
     }
 #endif
@@ -156,9 +118,16 @@ class ConvKernel final : public Kernel {
     if (!y->data || y->dims != od) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, od, &y));
     if (y->elements() == 0) return Status::Ok();
     const float* bf = has_b ? ctx.input(2).as<float>() : nullptr;
+    const float* rf = nullptr;  // the fused residual (graph::fuse_conv_add)
+    if (sum_) {
+      if (!ctx.has_input(3) || ctx.input(3).dims != y->dims || ctx.input(3).dtype != DType::kFloat32 ||
+          x.dtype != DType::kFloat32)
+        return ctx.fail("the fused residual must be float32 of the output's shape (internal error)");
+      rf = ctx.input(3).as<float>();
+    }
     switch (x.dtype) {
       case DType::kFloat32:
-        run_f32(g, x, w, x.as<float>(), w.as<float>(), bf, y->as<float>());
+        run_f32(g, x, w, x.as<float>(), w.as<float>(), bf, y->as<float>(), rf);
         return Status::Ok();
       case DType::kFloat64:
         if (!act_.op.empty()) return ctx.fail("fused activations are float32/float16 only (internal error)");
@@ -180,27 +149,59 @@ class ConvKernel final : public Kernel {
   }
 
  private:
+  // rp: the fused residual (nullptr without one); it may be yp itself (the
+  // planner put the output over the residual's memory).
   void run_f32(const WindowGeom& g, const Tensor& x, const Tensor& w, const float* xp, const float* wp, const float* bp,
-               float* yp) const {
+               float* yp, const float* rp = nullptr) const {
+    const int64_t n = g.N * g.M * g.out_size();
 #if OPENACL_HAVE_DNNL
     // Constant weights may be prepacked from any run's copy (a float16
     // model's widened copy holds the same values every run).
     const std::shared_ptr<const ConvEntry> e = cache_.get(
         x.dims, w.dims, bp != nullptr,
-        [&] { return build_conv(g, x.dims, w.dims, bp != nullptr, w_const_ ? wp : nullptr, act_); });
+        [&] { return build_conv(g, x.dims, w.dims, bp != nullptr, w_const_ ? wp : nullptr, act_, sum_); });
     if (e && e->ok) {
-      run_conv_entry(*e, xp, wp, bp, yp);
-      if (!e->fused) act_.apply(yp, g.N * g.M * g.out_size());
+      if (rp && e->fused) {
+        // The sum post-op adds what the output holds: the residual.
+        if (rp != yp) parallel_for(n, 1 << 15, [&](int64_t lo, int64_t hi) {
+            std::memcpy(yp + lo, rp + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+          });
+        run_conv_entry(*e, xp, wp, bp, yp);
+        return;
+      }
+      if (!rp) {
+        run_conv_entry(*e, xp, wp, bp, yp);
+        if (!e->fused) act_.apply(yp, n);
+        return;
+      }
+      std::vector<float> conv(static_cast<size_t>(n));  // no post-ops: conv, then + residual, then act
+      run_conv_entry(*e, xp, wp, bp, conv.data());
+      add_residual(conv.data(), rp, yp, n);
       return;
     }
 #endif
     (void)x, (void)w;
-    conv_ref<float>(g, xp, wp, bp, yp);
-    act_.apply(yp, g.N * g.M * g.out_size());
+    if (!rp) {
+      conv_ref<float>(g, xp, wp, bp, yp);
+      act_.apply(yp, n);
+      return;
+    }
+    std::vector<float> conv(static_cast<size_t>(n));
+    conv_ref<float>(g, xp, wp, bp, conv.data());
+    add_residual(conv.data(), rp, yp, n);
+  }
+
+  // y = act(conv + r); y may be r.
+  void add_residual(const float* conv, const float* rp, float* yp, int64_t n) const {
+    parallel_for(n, 1 << 14, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) yp[i] = conv[i] + rp[i];
+    });
+    act_.apply(yp, n);
   }
 
   graph::AttributeMap attrs_;
   Activation act_;
+  bool sum_ = false;  // input 3 is a fused residual (graph::fuse_conv_add)
   bool w_const_ = false;
 #if OPENACL_HAVE_DNNL
   dnnl_util::ShapeCache<ConvEntry> cache_;
@@ -212,7 +213,8 @@ Status make_conv(const KernelInit& init, std::unique_ptr<Kernel>* out) {
   return Status::Ok();
 }
 
-OPENACL_REGISTER_KERNEL(Conv, "cpu").types(float_types()).create(make_conv);
+// Output 0 may take over input 3's memory (the fused residual, when it dies here).
+OPENACL_REGISTER_KERNEL(Conv, "cpu").types(float_types()).in_place(3, 0).create(make_conv);
 
 }  // namespace
 }  // namespace openacl::kernels::cpu

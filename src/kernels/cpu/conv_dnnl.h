@@ -22,7 +22,8 @@ namespace openacl::kernels::cpu {
 
 struct ConvEntry {
   bool ok = false;  // false: oneDNN declined; use the reference
-  bool fused = false;  // the primitive applies the fused activation as a post-op
+  bool fused = false;  // the primitive applies the fused post-ops (residual sum, activation)
+  bool sum = false;    // a sum post-op: the primitive adds what dst holds before it runs
   dnnl::primitive prim;
   dnnl::memory::desc src, wei_user, wei, bias, dst;  // src/dst: plain (the tensors we get)
   bool reorder_w = false;  // the primitive wants another weight layout
@@ -30,6 +31,7 @@ struct ConvEntry {
   bool blocked = false;     // X / Y go through src_int / dst_int
   dnnl::memory::desc src_int, dst_int;
   dnnl::reorder src_reorder, dst_reorder;
+  dnnl::reorder dst_in_reorder;  // blocked + sum: what dst holds, into dst_int first
   dnnl::memory::desc scratch_md;
   size_t scratch_bytes = 0;
 };
@@ -68,6 +70,7 @@ void finish_conv_entry(ConvEntry* e, const std::vector<int64_t>& xd, const std::
     dnnl::engine& eng = dnnl_util::engine();
     e->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->src, eng, e->src_int));
     e->dst_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->dst_int, eng, e->dst));
+    if (e->sum) e->dst_in_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->dst, eng, e->dst_int));
   }
   e->scratch_md = pd.scratchpad_desc();
   e->scratch_bytes = e->scratch_md.get_size();
@@ -93,6 +96,7 @@ inline void run_conv_entry(const ConvEntry& e, const float* x, const float* w, c
     xi = wrap(e.src_int, buf + s_bytes);
     yo = wrap(e.dst_int, buf + s_bytes + x_bytes);
     e.src_reorder.execute(stream(), xm, xi);
+    if (e.sum && e.fused) e.dst_in_reorder.execute(stream(), ym, yo);
   }
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, xi}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, yo}};
   if (b) args.emplace(DNNL_ARG_BIAS, wrap(e.bias, b));

@@ -3,6 +3,7 @@
 // (built at compile time for known shapes, B prepacked when constant; lazily
 // per shape otherwise); other types use the reference GEMM.
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
 
 #include "kernels/cpu/conv_ref.h"  // load_as / store_from
@@ -11,12 +12,13 @@
 namespace openacl::kernels::cpu {
 
 #if OPENACL_HAVE_DNNL
-std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& s, const float* const_b) {
+std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& s, const float* const_b, bool with_post_ops) {
   auto e = std::make_shared<MatmulEntry>();
   for (int64_t d : s.c_dims)
     if (d == 0) return e;
   for (int64_t d : s.a_dims)
     if (d == 0) return e;
+  const bool wants_post_ops = s.sum || !s.act.op.empty();
   try {
     using dnnl::memory;
     e->a = memory::desc(dnnl_util::to_dims(s.a_dims), memory::data_type::f32, dnnl_util::to_dims(s.a_strides));
@@ -27,12 +29,21 @@ std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& s, const float
         const_b ? memory::desc(dnnl_util::to_dims(s.b_dims), memory::data_type::f32, memory::format_tag::any) : e->b_user;
     dnnl::primitive_attr attr = dnnl_util::base_attr();
     if (s.alpha != 1.f) attr.set_output_scales(0, {s.alpha});
-    if (s.accumulate) {
-      dnnl::post_ops po;
-      po.append_sum(1.f);
-      attr.set_post_ops(po);
+    dnnl::post_ops po;
+    if (s.accumulate) po.append_sum(1.f);
+    if (with_post_ops && wants_post_ops) {
+      if (s.sum) po.append_sum(1.f);
+      e->fused = s.act.op.empty() || s.act.add_post_op(&po);
+      if (!e->fused) return build_matmul(s, const_b, false);
     }
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e->a, b_req, e->c), attr, dnnl_util::engine());
+    if (po.len() > 0) attr.set_post_ops(po);
+    if (s.bias) {
+      std::vector<int64_t> bd(s.c_dims.size(), 1);
+      bd.back() = s.c_dims.back();
+      e->bias = dnnl_util::plain_f32(bd);
+    }
+    const auto desc = s.bias ? dnnl::matmul::desc(e->a, b_req, e->bias, e->c) : dnnl::matmul::desc(e->a, b_req, e->c);
+    const dnnl::matmul::primitive_desc pd(desc, attr, dnnl_util::engine());
     e->b = pd.weights_desc();
     e->reorder_b = e->b != e->b_user;
     e->scratch_md = pd.scratchpad_desc();
@@ -42,17 +53,19 @@ std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& s, const float
     e->ok = true;
   } catch (const dnnl::error&) {
     e->ok = false;
+    if (with_post_ops && wants_post_ops) return build_matmul(s, const_b, false);
   }
   return e;
 }
 
-void run_matmul(const MatmulEntry& e, const float* a, const float* b, float* c) {
+void run_matmul(const MatmulEntry& e, const float* a, const float* b, float* c, const float* bias) {
   using namespace dnnl_util;
   dnnl::memory bm;
   if (!e.reorder_b) bm = wrap(e.b, b);
   else if (e.packed_b) bm = e.packed_b;
   else bm = reorder_to(e.b_user, b, e.b);
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(e.a, a)}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, wrap(e.c, c)}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, wrap(e.bias, bias));
   if (e.scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, wrap(e.scratch_md, scratch(e.scratch_bytes)));
   e.prim.execute(stream(), args);
   stream().wait();
@@ -95,7 +108,10 @@ void matmul_ref(const MatmulShape& s, const T* A, const T* B, T* C) {
 
 class MatMulKernel final : public Kernel {
  public:
-  explicit MatMulKernel(const KernelInit& init) {
+  explicit MatMulKernel(const KernelInit& init)
+      : bias_(init.attrs().get_int(graph::kFusedBiasAttr, 0) != 0 && init.has_input(2)),
+        sum_(init.attrs().get_int(graph::kFusedSumAttr, 0) != 0 && init.has_input(3)),
+        act_(Activation::of(init.attrs())) {
     b_const_ = init.constant(1) != nullptr;
 #if OPENACL_HAVE_DNNL
     const graph::TensorType& at = init.input(0);
@@ -108,7 +124,7 @@ class MatMulKernel final : public Kernel {
       MatmulShape s;
       if (matmul_shape(ad, bd, &s).empty()) {
         const graph::TensorData* bc = init.constant(1);
-        cache_.put_static(ad, bd, 0, build(s, dnnl_util::const_f32(bc)));
+        cache_.put_static(ad, bd, 0, build(s, dnnl_util::const_f32(bc), bias_, sum_, act_));
       }
     }
 #endif
@@ -124,6 +140,7 @@ class MatMulKernel final : public Kernel {
     Tensor* y = &ctx.output(0);
     if (!y->data || y->dims != s.out) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, s.out, &y));
     if (y->elements() == 0) return Status::Ok();
+    if (bias_ || sum_ || !act_.op.empty()) return run_fused(ctx, s, a, b, y);
 #if OPENACL_HAVE_DNNL
     if (a.dtype == DType::kFloat32) {
       auto e = cache_.get(a.dims, b.dims, 0, [&] { return build(s, b_const_ ? b.as<float>() : nullptr); });
@@ -153,8 +170,12 @@ class MatMulKernel final : public Kernel {
 
  private:
 #if OPENACL_HAVE_DNNL
-  static std::shared_ptr<const MatmulEntry> build(const MatmulShape& s, const float* const_b) {
+  static std::shared_ptr<const MatmulEntry> build(const MatmulShape& s, const float* const_b, bool bias = false,
+                                                  bool sum = false, const Activation& act = {}) {
     MatmulSpec spec;
+    spec.bias = bias;
+    spec.sum = sum;
+    spec.act = act;
     if (s.b_is_2d) {  // fold A's batch into M: one large GEMM against a shared B
       int64_t rows = s.M;
       for (int64_t d : s.batch) rows *= d;
@@ -174,6 +195,58 @@ class MatMulKernel final : public Kernel {
   }
   dnnl_util::ShapeCache<MatmulEntry> cache_;
 #endif
+
+  // y = act(a x b + bias + residual) for a MatMul with a fused epilogue
+  // (float32 only: the pass fuses nothing else). The residual may be y's own
+  // memory (the planner put the output over it).
+  Status run_fused(KernelContext& ctx, const MatmulShape& s, const Tensor& a, const Tensor& b, Tensor* y) const {
+    if (a.dtype != DType::kFloat32) return ctx.fail("a fused MatMul epilogue needs float32 (internal error)");
+    const float* bias = nullptr;
+    const float* res = nullptr;
+    if (bias_) {
+      const Tensor& t = ctx.input(2);
+      if (t.dtype != DType::kFloat32 || t.elements() != s.N) return ctx.fail("the fused bias must be %lld float32 values",
+                                                                             static_cast<long long>(s.N));
+      bias = t.as<float>();
+    }
+    if (sum_) {
+      const Tensor& t = ctx.input(3);
+      if (t.dtype != DType::kFloat32 || t.dims != y->dims) return ctx.fail("the fused residual must match the output");
+      res = t.as<float>();
+    }
+    float* yp = y->as<float>();
+    const int64_t n = y->elements(), rows = n / std::max<int64_t>(1, s.N);
+#if OPENACL_HAVE_DNNL
+    auto e = cache_.get(a.dims, b.dims, 0,
+                        [&] { return build(s, b_const_ ? b.as<float>() : nullptr, bias_, sum_, act_); });
+    if (e && e->ok) {
+      if (e->fused || (!res && act_.op.empty())) {
+        // The sum post-op adds what the output holds: the residual.
+        if (res && res != yp) parallel_for(n, 1 << 15, [&](int64_t lo, int64_t hi) {
+            std::memcpy(yp + lo, res + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+          });
+        run_matmul(*e, a.as<float>(), b.as<float>(), yp, bias);
+        return Status::Ok();
+      }
+      if (!res) {
+        run_matmul(*e, a.as<float>(), b.as<float>(), yp, bias);
+        act_.apply(yp, n);
+        return Status::Ok();
+      }
+      std::vector<float> c(static_cast<size_t>(n));
+      run_matmul(*e, a.as<float>(), b.as<float>(), c.data(), bias);
+      matmul_epilogue(c.data(), nullptr, res, yp, rows, s.N, act_);
+      return Status::Ok();
+    }
+#endif
+    std::vector<float> c(static_cast<size_t>(n));
+    matmul_ref<float>(s, a.as<float>(), b.as<float>(), c.data());
+    matmul_epilogue(c.data(), bias, res, yp, rows, s.N, act_);
+    return Status::Ok();
+  }
+
+  bool bias_ = false, sum_ = false;
+  Activation act_;
   bool b_const_ = false;
 };
 
@@ -182,9 +255,11 @@ Status make_matmul(const KernelInit& init, std::unique_ptr<Kernel>* out) {
   return Status::Ok();
 }
 
+// Output 0 may take over input 3's memory (a fused residual, when it dies here).
 OPENACL_REGISTER_KERNEL(MatMul, "cpu")
     .types({DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kFloat64, DType::kInt32, DType::kInt64,
             DType::kUInt32, DType::kUInt64})
+    .in_place(3, 0)
     .create(make_matmul);
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/cpu_common.h"
 #include "kernels/cpu/dnnl_common.h"
+#include "kernels/cpu/fused_activation.h"
 
 namespace openacl::kernels::cpu {
 
@@ -81,6 +82,12 @@ struct MatmulSpec {
   std::vector<int64_t> a_dims, a_strides, b_dims, b_strides, c_dims;
   float alpha = 1.f;
   bool accumulate = false;  // C += result (C holds beta * C_in beforehand)
+  // A fused epilogue (graph::fuse_matmul_epilogue): a bias of c_dims.back()
+  // values (always in the primitive), then a residual sum and/or an
+  // activation as post-ops when oneDNN takes them (MatmulEntry::fused).
+  bool bias = false;
+  bool sum = false;
+  Activation act;
 };
 
 struct MatmulEntry {
@@ -90,11 +97,34 @@ struct MatmulEntry {
   bool reorder_b = false;
   dnnl::memory packed_b;  // B in the primitive's layout (constant B)
   size_t scratch_bytes = 0;
+  dnnl::memory::desc bias;  // set when MatmulSpec::bias
+  bool fused = false;       // MatmulSpec's sum / act are post-ops of the primitive
 };
 
 // Builds the primitive; const_b (optional) is B's data to prepack now.
-std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& spec, const float* const_b);
-void run_matmul(const MatmulEntry& e, const float* a, const float* b, float* c);
+// with_post_ops false: the epilogue's sum / activation are left out (the
+// caller applies them); tried when oneDNN declines them.
+std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& spec, const float* const_b,
+                                               bool with_post_ops = true);
+// bias: MatmulSpec::bias's values (nullptr without).
+void run_matmul(const MatmulEntry& e, const float* a, const float* b, float* c, const float* bias = nullptr);
+#endif
+
+// y = act(c + bias[column] + r) over rows x n values; c may be y, r may be y
+// (not both), bias / r nullptr when absent.
+inline void matmul_epilogue(const float* c, const float* bias, const float* r, float* y, int64_t rows, int64_t n,
+                            const Activation& act) {
+  parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n)), [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const float* ci = c + i * n;
+      const float* ri = r ? r + i * n : nullptr;
+      float* yi = y + i * n;
+      for (int64_t j = 0; j < n; ++j) yi[j] = ci[j] + (bias ? bias[j] : 0.f) + (ri ? ri[j] : 0.f);
+    }
+  });
+  act.apply(y, rows * n);
+}
+#if OPENACL_HAVE_DNNL
 #endif
 
 }  // namespace openacl::kernels::cpu
