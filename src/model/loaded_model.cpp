@@ -212,7 +212,24 @@ Status build_info(const OmView& view, const graph::Graph& declared,
         for (size_t a = 0; a < d.size() && a < io.ranges.size(); ++a)
           if (io.dims[a] < 0) io.ranges[a] = {std::min(io.ranges[a].first, d[a]), std::max(io.ranges[a].second, d[a])};
     }
-    io.bytes = bounded ? best : 0;
+    // Ranges atc recorded bound the free dims (and, when every bound is
+    // finite, the bytes: what a buffer for the largest shape needs).
+    if (auto r = view.meta.input_ranges.find(v->name); r != view.meta.input_ranges.end() && !bounded &&
+                                                      r->second.size() == io.dims.size()) {
+      std::vector<int64_t> largest = io.dims;
+      bool finite = true;
+      for (size_t a = 0; a < io.dims.size(); ++a) {
+        if (io.dims[a] >= 0) continue;
+        io.ranges[a] = r->second[a];
+        largest[a] = r->second[a].second;
+        finite = finite && r->second[a].second >= 0;
+      }
+      if (finite) best = bytes_of(io.dtype, largest).value_or(0);
+      io.bytes = finite ? best : 0;
+      io.ranged = true;
+    } else {
+      io.bytes = bounded ? best : 0;
+    }
     if (!bounded) info->dynamic = true;
     info->inputs.push_back(std::move(io));
   }
@@ -622,6 +639,18 @@ Status LoadedModel::run_on(Runner& r, const CompiledModel& cm, const std::vector
                         "along the free dim; give the shape with aclmdlSetDatasetTensorDesc",
                         i, v->name.c_str(), v->type.str().c_str(), b.size, rest);
         want[free_axis] = static_cast<int64_t>(b.size / rest);
+      }
+    }
+    if (i < info_.inputs.size() && info_.inputs[i].ranged && info_.inputs[i].ranges.size() == want.size()) {
+      const IoInfo& io = info_.inputs[i];
+      for (size_t a = 0; a < want.size(); ++a) {
+        const auto [lo, hi] = io.ranges[a];
+        if (io.dims[a] < 0 && (want[a] < lo || (hi >= 0 && want[a] > hi)))
+          return Errorf(code::kModelInputNotMatch,
+                        "input %zu ('%s'): dim %zu is %lld, outside the model's range [%lld, %lld] (atc "
+                        "--input_shape_range); shape given %s",
+                        i, v->name.c_str(), a, static_cast<long long>(want[a]), static_cast<long long>(lo),
+                        static_cast<long long>(hi), dims_str(want).c_str());
       }
     }
     const auto need = bytes_of(v->type.dtype, want);

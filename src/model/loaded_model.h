@@ -51,7 +51,8 @@ struct IoInfo {
   std::vector<int64_t> dims;  // -1: chosen at execution (gear or free dim)
   // Per dim [min, max]; max -1 when unbounded. Equal ends for fixed dims.
   std::vector<std::pair<int64_t, int64_t>> ranges;
-  size_t bytes = 0;  // the largest gear's; 0 when a dim is unbounded
+  size_t bytes = 0;  // the largest gear's (or shape in range); 0 when a dim is unbounded
+  bool ranged = false;  // free dims carry atc's ranges, which execution enforces
   int format = kFormatND;
 };
 

@@ -99,6 +99,9 @@ struct OmMeta {
   std::string precision_mode;
   std::string source;            // source model file name
   std::map<std::string, int> input_formats;  // aclFormat value per input name
+  // atc --input_shape_range / "lo~hi" dims: per input, one [min, max] per dim
+  // (max -1: unbounded; fixed dims [d, d]). Inputs without ranges are absent.
+  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> input_ranges;
   GearSpec gears;
   // Planned bytes at build time (the largest gear); load recomputes them.
   uint64_t work_size = 0;

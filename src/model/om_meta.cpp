@@ -41,6 +41,15 @@ ojson meta_json(const OmMeta& m) {
   j["precision_mode"] = m.precision_mode;
   j["source"] = m.source;
   j["input_formats"] = m.input_formats;
+  if (!m.input_ranges.empty()) {
+    ojson r = ojson::object();
+    for (const auto& [name, dims] : m.input_ranges) {
+      ojson list = ojson::array();
+      for (const auto& [lo, hi] : dims) list.push_back({lo, hi});
+      r[name] = list;
+    }
+    j["input_ranges"] = r;
+  }
   j["gears"] = gears_json(m.gears);
   j["work_size"] = m.work_size;
   j["weight_size"] = m.weight_size;
@@ -213,6 +222,23 @@ Status parse_meta(const uint8_t* p, size_t n, OmMeta* out) {
       if (!f->is_number_integer() || f->get<int64_t>() < INT32_MIN || f->get<int64_t>() > INT32_MAX)
         return meta_error("input format of '%s' is not an integer", f.key().c_str());
       m.input_formats[f.key()] = static_cast<int>(f->get<int64_t>());
+    }
+  }
+  if (auto it = j.find("input_ranges"); it != j.end()) {
+    if (!it->is_object()) return meta_error("\"input_ranges\" is not an object");
+    for (auto f = it->begin(); f != it->end(); ++f) {
+      if (!f->is_array() || f->size() > 128) return meta_error("input ranges of '%s' are not a list", f.key().c_str());
+      std::vector<std::pair<int64_t, int64_t>> dims;
+      for (const json& d : *f) {
+        if (!d.is_array() || d.size() != 2 || !d[0].is_number_integer() || !d[1].is_number_integer())
+          return meta_error("an input range of '%s' is not a [min, max] pair", f.key().c_str());
+        const int64_t lo = d[0].get<int64_t>(), hi = d[1].get<int64_t>();
+        if (lo < 0 || (hi != -1 && hi < lo))
+          return meta_error("input range [%lld, %lld] of '%s' is invalid", static_cast<long long>(lo),
+                            static_cast<long long>(hi), f.key().c_str());
+        dims.emplace_back(lo, hi);
+      }
+      m.input_ranges[f.key()] = std::move(dims);
     }
   }
   if (auto it = j.find("gears"); it != j.end()) {

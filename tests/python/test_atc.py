@@ -372,10 +372,13 @@ def test_ignored_ascend_option_is_reported(mlp, tmp_path):
     assert "--op_select_implmode has no effect" in p.stderr
 
 
-def test_input_shape_range_leaves_dims_free(mlp, tmp_path):
-    p = build(mlp, tmp_path / "r", "--input_shape_range=x:[1~8,16]")
-    assert "bounds are not stored" in p.stderr
-    assert "[-1,16]" in io_line(info(tmp_path / "r.om"), "x")
+def test_input_shape_range_leaves_dims_free_within_bounds(mlp, tmp_path):
+    build(mlp, tmp_path / "r", "--input_shape_range=x:[1~8,16]")
+    line = io_line(info(tmp_path / "r.om"), "x")
+    assert "[-1,16]" in line and "range [1~8,16]" in line
+    build(mlp, tmp_path / "o", "--input_shape=x:2~-1,16")  # open upper bound
+    line = io_line(info(tmp_path / "o.om"), "x")
+    assert "range [2~-1,16]" in line and "size known at execution" in line
 
 
 # -------------------------------------------------------------- error paths

@@ -288,3 +288,44 @@ def test_free_dims_from_desc_and_real_output_shape(device, tmp_path, use_async):
         inp.close()
         out.close()
         assert acl.mdl.unload(model_id) == 0
+
+
+ATC = H.build_dir() / "bin" / "atc"
+
+
+@pytest.mark.skipif(not ATC.exists(), reason="atc not built")
+@pytest.mark.parametrize("option", ["--input_shape=x:2~6,3~5", "--input_shape_range=x:[2~6,3~5]"])
+def test_shape_ranges_from_atc_are_reported_and_enforced(device, tmp_path, option):
+    import subprocess
+    out = tmp_path / "ranged"
+    proc = subprocess.run([str(ATC), f"--model={free_relu(tmp_path)}", "--framework=5", f"--output={out}",
+                           "--soc_version=Ascend310", option], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    model_id, ret = acl.mdl.load_from_file(f"{out}.om")
+    assert ret == 0, acl.get_recent_err_msg()
+    desc = acl.mdl.create_desc()
+    assert acl.mdl.get_desc(desc, model_id) == 0
+    assert acl.mdl.get_input_dims(desc, 0)[0]["dims"] == [-1, -1]
+    assert acl.mdl.get_input_dims_range(desc, 0) == ({"rangeCount": 2, "range": [[2, 6], [3, 5]]}, 0)
+    assert acl.mdl.get_input_size_by_index(desc, 0) == 6 * 5 * 4  # the largest shape in range
+    inp, outp = Side(6 * 5 * 4), Side(6 * 5 * 4)
+    try:
+        for dims, ok in (([2, 3], True), ([6, 5], True), ([7, 3], False), ([2, 2], False)):
+            x = np.arange(dims[0] * dims[1], dtype=np.float32).reshape(dims) - 3
+            H.write_device(acl, inp.ptr, x)
+            d = acl.create_tensor_desc(ACL_FLOAT, dims, ACL_FORMAT_ND)
+            assert acl.mdl.set_dataset_tensor_desc(inp.ds, d, 0) == (inp.ds, 0)
+            acl.destroy_tensor_desc(d)
+            ret = acl.mdl.execute(model_id, inp.ds, outp.ds)
+            if ok:
+                assert ret == 0, acl.get_recent_err_msg()
+                y = H.read_device(acl, outp.ptr, x.nbytes, "float32").reshape(dims)
+                np.testing.assert_array_equal(y, np.maximum(x, 0))
+            else:
+                assert ret == ACL_ERROR_MODEL_INPUT_NOT_MATCH
+                assert "outside the model's range" in acl.get_recent_err_msg()
+    finally:
+        inp.close()
+        outp.close()
+        assert acl.mdl.destroy_desc(desc) == 0
+        assert acl.mdl.unload(model_id) == 0

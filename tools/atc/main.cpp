@@ -353,11 +353,7 @@ Status import_and_optimize(const atc::Options& opt, Build* b) {
   graph::Graph& g = *imported;
   std::vector<std::string> notes;
   if (!shapes.empty()) OPENACL_RETURN_IF_ERROR(atc::apply_input_shapes(g, "input_shape", shapes));
-  if (!ranges.empty()) {
-    OPENACL_RETURN_IF_ERROR(atc::apply_input_shapes(g, "input_shape_range", ranges));
-    notes.push_back("--input_shape_range: the ranged dims are left free (any size at execution); the bounds are "
-                    "not stored in the .om");
-  }
+  if (!ranges.empty()) OPENACL_RETURN_IF_ERROR(atc::apply_input_shapes(g, "input_shape_range", ranges));
   if (!out_nodes.empty()) OPENACL_RETURN_IF_ERROR(atc::set_out_nodes(g, out_nodes));
   if (opt.has("input_fp16_nodes")) OPENACL_RETURN_IF_ERROR(atc::set_input_fp16(g, opt.get("input_fp16_nodes"), &notes));
   if (opt.has("output_type")) OPENACL_RETURN_IF_ERROR(atc::set_output_types(g, opt.get("output_type"), &notes));
@@ -380,6 +376,17 @@ Status import_and_optimize(const atc::Options& opt, Build* b) {
   m.precision_mode = opt.get("precision_mode");
   m.source = fs::path(b->model_path).filename().string();
   m.gears = gears;
+  // Ranged dims ("lo~hi" in --input_shape, or --input_shape_range): the
+  // bounds go into the .om; execution checks shapes against them.
+  for (const std::vector<atc::ShapeArg>* list : {&shapes, &ranges})
+    for (const atc::ShapeArg& sa : *list) {
+      bool any = false;
+      for (const atc::DimArg& d : sa.dims) any = any || d.free;
+      if (!any) continue;
+      std::vector<std::pair<int64_t, int64_t>> dims;
+      for (const atc::DimArg& d : sa.dims) dims.emplace_back(d.free ? d.lo : d.value, d.free ? d.hi : d.value);
+      m.input_ranges[sa.name] = std::move(dims);
+    }
   for (const graph::Value* in : b->graph->inputs()) {
     int f = user_format;
     if (f < 0) {
@@ -512,8 +519,17 @@ void print_io(const char* what, const std::vector<model::IoInfo>& ios) {
   std::printf("%s (%zu):\n", what, ios.size());
   for (size_t i = 0; i < ios.size(); ++i) {
     const model::IoInfo& io = ios[i];
-    std::printf("  [%zu] %s: %s %s, format %s, %s\n", i, io.name.c_str(), graph::dtype_name(io.dtype),
-                dims_str(io.dims).c_str(), format_str(io.format).c_str(),
+    std::string range;
+    if (io.ranged) {
+      range = ", range [";
+      for (size_t a = 0; a < io.ranges.size(); ++a) {
+        const auto [lo, hi] = io.ranges[a];
+        range += (a ? "," : "") + (lo == hi ? std::to_string(lo) : std::to_string(lo) + "~" + std::to_string(hi));
+      }
+      range += "]";
+    }
+    std::printf("  [%zu] %s: %s %s%s, format %s, %s\n", i, io.name.c_str(), graph::dtype_name(io.dtype),
+                dims_str(io.dims).c_str(), range.c_str(), format_str(io.format).c_str(),
                 io.bytes ? strformat("%zu bytes", io.bytes).c_str() : "size known at execution");
   }
 }
