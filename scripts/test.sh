@@ -19,7 +19,8 @@
 #   install      scripts/install_check.sh: cmake --install, find_package + pkg-config consumers
 #   asan-build   build-asan/: OPENACL_SANITIZE='address;undefined', no Python, no bench
 #   asan-ctest   every CTest test under ASan + UBSan (leak detection on)
-#   asan-samples the C samples (samples/c) built with ASan + UBSan, run
+#   asan-samples the C samples (samples/c) built with ASan + UBSan, run (model_run on a
+#                node-test model and on an .om with gears)
 #   tsan-build   build-tsan/: OPENACL_SANITIZE=thread, no Python, no bench
 #   tsan-ctest   `ctest -L concurrency` under ThreadSanitizer
 #
@@ -119,18 +120,36 @@ pytest_suite() {
 
 # The C samples, built in the ASan tree, run under the sanitizers too.
 asan_samples() {
-  local src name failed=0 ran=0
+  local src name failed=0 ran=0 args
+  # Samples that take a model get small ones: an ONNX node test, and an .om
+  # with batch gears built by atc from it.
+  local om_dir
+  om_dir=$(mktemp -d)
+  build/bin/atc --model=build/onnx-node-tests/test_relu/model.onnx --framework=5 --output="$om_dir/relu_gears" \
+    --input_shape="x:-1,4,5" --dynamic_batch_size="1,3" --log=null >/dev/null 2>&1 || true
   for src in samples/c/*.c; do
     [[ -e $src ]] || continue
     name=$(basename "$src" .c)
-    echo "--- build-asan/bin/$name"
     ran=$((ran + 1))
-    if ! timeout --kill-after=10 120 "build-asan/bin/$name"; then
+    args=()
+    case $name in
+      model_run) args=(build/onnx-node-tests/test_conv_with_strides_padding/model.onnx --loop 2) ;;
+    esac
+    echo "--- build-asan/bin/$name ${args[*]}"
+    if ! timeout --kill-after=10 120 "build-asan/bin/$name" "${args[@]}"; then
       echo "--- $name FAILED" >&2
       failed=$((failed + 1))
     fi
+    if [[ $name == model_run && -f $om_dir/relu_gears.om ]]; then
+      echo "--- build-asan/bin/$name $om_dir/relu_gears.om"
+      if ! timeout --kill-after=10 120 "build-asan/bin/$name" "$om_dir/relu_gears.om"; then
+        echo "--- $name (gears) FAILED" >&2
+        failed=$((failed + 1))
+      fi
+    fi
   done
-  echo "asan-samples: $((ran - failed)) of $ran samples passed"
+  rm -rf "$om_dir"
+  echo "asan-samples: $((ran - failed)) of $ran sample programs passed"
   [[ $failed -eq 0 ]]
 }
 
@@ -216,7 +235,7 @@ if [[ $QUICK -eq 0 ]]; then
   run_step asan-build "" env OPENACL_BUILD_TYPE=RelWithDebInfo bash scripts/build.sh build-asan -- \
     "-DOPENACL_SANITIZE=address;undefined" "${SAN_ARGS[@]}"
   run_step asan-ctest "asan-build" ctest_in build-asan
-  run_step asan-samples "asan-build" asan_samples
+  run_step asan-samples "asan-build conformance" asan_samples
   run_step tsan-build "" env OPENACL_BUILD_TYPE=RelWithDebInfo bash scripts/build.sh build-tsan -- \
     "-DOPENACL_SANITIZE=thread" "${SAN_ARGS[@]}"
   run_step tsan-ctest "tsan-build" tsan_ctest

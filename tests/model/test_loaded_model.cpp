@@ -14,15 +14,30 @@
 #include "model/om_format.h"
 
 // Counts operator new calls while g_counting is set (this test binary only).
+// Every non-aligned form is replaced, so each new pairs with its delete
+// (malloc/free) — sanitizers check that pairing.
 static std::atomic<bool> g_counting{false};
 static std::atomic<long> g_news{0};
-void* operator new(std::size_t n) {
+static void* counted_alloc(std::size_t n) noexcept {
   if (g_counting.load(std::memory_order_relaxed)) g_news.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n ? n : 1)) return p;
+  return std::malloc(n ? n : 1);
+}
+void* operator new(std::size_t n) {
+  if (void* p = counted_alloc(n)) return p;
   throw std::bad_alloc();
 }
+void* operator new[](std::size_t n) {
+  if (void* p = counted_alloc(n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_alloc(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_alloc(n); }
 void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace openacl::model {
 namespace {
