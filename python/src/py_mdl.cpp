@@ -51,20 +51,28 @@ bool put(PyObject* dict, const char* key, PyObject* value) {
   return rc == 0;
 }
 
-// {"name": str, "dimCount": int, "dims": [int, ...]}. dimCount is clamped to
-// the array so that a bad count from the library cannot read out of bounds.
-PyObject* io_dims_dict(const aclmdlIODims& dims) {
-  const size_t count = dims.dimCount < ACL_MAX_DIM_CNT ? dims.dimCount : ACL_MAX_DIM_CNT;
+// [make(0), ..., make(count - 1)]; NULL (exception set) if any item is NULL.
+template <class Make>
+PyObject* build_list(size_t count, Make&& make) {
   PyObject* list = PyList_New(static_cast<Py_ssize_t>(count));
   if (list == nullptr) return nullptr;
   for (size_t i = 0; i < count; ++i) {
-    PyObject* item = PyLong_FromLongLong(dims.dims[i]);
+    PyObject* item = make(i);
     if (item == nullptr) {
       Py_DECREF(list);
       return nullptr;
     }
     PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
   }
+  return list;
+}
+
+// {"name": str, "dimCount": int, "dims": [int, ...]}. dimCount is clamped to
+// the array so that a bad count from the library cannot read out of bounds.
+PyObject* io_dims_dict(const aclmdlIODims& dims) {
+  const size_t count = dims.dimCount < ACL_MAX_DIM_CNT ? dims.dimCount : ACL_MAX_DIM_CNT;
+  PyObject* list = build_list(count, [&](size_t i) { return PyLong_FromLongLong(dims.dims[i]); });
+  if (list == nullptr) return nullptr;
   PyObject* dict = PyDict_New();
   if (dict == nullptr) {
     Py_DECREF(list);
@@ -380,23 +388,13 @@ PyObject* get_cur_output_dims(PyObject*, PyObject* args) {
 // [[a, b], ...] from `count` pairs.
 template <class T>
 PyObject* pair_list(const T (*pairs)[2], size_t count) {
-  PyObject* list = PyList_New(static_cast<Py_ssize_t>(count));
-  if (list == nullptr) return nullptr;
-  for (size_t i = 0; i < count; ++i) {
-    PyObject* pair;
-    if constexpr (std::is_signed_v<T>) {
-      pair = Py_BuildValue("[LL]", static_cast<long long>(pairs[i][0]), static_cast<long long>(pairs[i][1]));
-    } else {
-      pair = Py_BuildValue("[KK]", static_cast<unsigned long long>(pairs[i][0]),
+  return build_list(count, [&](size_t i) {
+    if constexpr (std::is_signed_v<T>)
+      return Py_BuildValue("[LL]", static_cast<long long>(pairs[i][0]), static_cast<long long>(pairs[i][1]));
+    else
+      return Py_BuildValue("[KK]", static_cast<unsigned long long>(pairs[i][0]),
                            static_cast<unsigned long long>(pairs[i][1]));
-    }
-    if (pair == nullptr) {
-      Py_DECREF(list);
-      return nullptr;
-    }
-    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), pair);
-  }
-  return list;
+  });
 }
 
 PyObject* get_input_dims_range(PyObject*, PyObject* args) {
@@ -488,16 +486,8 @@ PyObject* get_dynamic_batch(PyObject*, PyObject* args) {
   const aclError ret = aclmdlGetDynamicBatch(as_desc(desc), &batch);
   if (ret != ACL_SUCCESS) return dict_result(nullptr, ret);
   const size_t count = batch.batchCount < ACL_MAX_BATCH_NUM ? batch.batchCount : ACL_MAX_BATCH_NUM;
-  PyObject* list = PyList_New(static_cast<Py_ssize_t>(count));
+  PyObject* list = build_list(count, [&](size_t i) { return PyLong_FromUnsignedLongLong(batch.batch[i]); });
   if (list == nullptr) return nullptr;
-  for (size_t i = 0; i < count; ++i) {
-    PyObject* item = PyLong_FromUnsignedLongLong(batch.batch[i]);
-    if (item == nullptr) {
-      Py_DECREF(list);
-      return nullptr;
-    }
-    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
-  }
   PyObject* dict = PyDict_New();
   if (dict == nullptr) {
     Py_DECREF(list);
@@ -542,16 +532,8 @@ PyObject* get_input_dynamic_dims(PyObject*, PyObject* args) {
   std::vector<aclmdlIODims> gears(gear_count);
   const aclError ret = aclmdlGetInputDynamicDims(as_desc(desc), index, gears.data(), gear_count);
   const size_t built = ret == ACL_SUCCESS ? gear_count : 0;
-  PyObject* list = PyList_New(static_cast<Py_ssize_t>(built));
+  PyObject* list = build_list(built, [&](size_t i) { return io_dims_dict(gears[i]); });
   if (list == nullptr) return nullptr;
-  for (size_t i = 0; i < built; ++i) {
-    PyObject* item = io_dims_dict(gears[i]);
-    if (item == nullptr) {
-      Py_DECREF(list);
-      return nullptr;
-    }
-    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), item);
-  }
   PyObject* result = Py_BuildValue("(Oi)", list, ret);
   Py_DECREF(list);
   return result;

@@ -133,6 +133,22 @@ aclError index_by_name(const char* api, const aclmdlDesc* desc, const char* name
   return miss ? ACL_ERROR_INVALID_PARAM : ACL_SUCCESS;
 }
 
+// One field of input or output `index` of a desc; `fallback` (with the error
+// recorded) for a bad desc or index.
+template <class T, class Get>
+T io_field(const char* api, const aclmdlDesc* desc, bool input, size_t index, T fallback, Get&& get) {
+  T out = fallback;
+  guarded(api, [&] {
+    return with_desc(desc, [&](const aclmdlDesc& d) {
+      const std::vector<model::IoInfo>& ios = input ? d.info.inputs : d.info.outputs;
+      OPENACL_RETURN_IF_ERROR(check_index(ios, index, input ? "input" : "output"));
+      out = get(ios[index]);
+      return Status::Ok();
+    });
+  });
+  return out;
+}
+
 }  // namespace
 
 extern "C" {
@@ -242,27 +258,13 @@ size_t aclmdlGetNumOutputs(aclmdlDesc* modelDesc) {
 }
 
 size_t aclmdlGetInputSizeByIndex(aclmdlDesc* modelDesc, size_t index) {
-  size_t n = 0;
-  guarded(__func__, [&] {
-    return with_desc(modelDesc, [&](const aclmdlDesc& d) {
-      OPENACL_RETURN_IF_ERROR(check_index(d.info.inputs, index, "input"));
-      n = d.info.inputs[index].bytes;
-      return Status::Ok();
-    });
-  });
-  return n;
+  return io_field(__func__, modelDesc, true, index, size_t{0},
+                  [](const model::IoInfo& io) { return io.bytes; });
 }
 
 size_t aclmdlGetOutputSizeByIndex(aclmdlDesc* modelDesc, size_t index) {
-  size_t n = 0;
-  guarded(__func__, [&] {
-    return with_desc(modelDesc, [&](const aclmdlDesc& d) {
-      OPENACL_RETURN_IF_ERROR(check_index(d.info.outputs, index, "output"));
-      n = d.info.outputs[index].bytes;
-      return Status::Ok();
-    });
-  });
-  return n;
+  return io_field(__func__, modelDesc, false, index, size_t{0},
+                  [](const model::IoInfo& io) { return io.bytes; });
 }
 
 aclError aclmdlGetInputDims(const aclmdlDesc* modelDesc, size_t index, aclmdlIODims* dims) {
@@ -390,51 +392,23 @@ aclError aclmdlGetOutputIndexByName(const aclmdlDesc* modelDesc, const char* nam
 }
 
 aclFormat aclmdlGetInputFormat(const aclmdlDesc* modelDesc, size_t index) {
-  aclFormat f = ACL_FORMAT_UNDEFINED;
-  guarded(__func__, [&] {
-    return with_desc(modelDesc, [&](const aclmdlDesc& d) {
-      OPENACL_RETURN_IF_ERROR(check_index(d.info.inputs, index, "input"));
-      f = static_cast<aclFormat>(d.info.inputs[index].format);
-      return Status::Ok();
-    });
-  });
-  return f;
+  return io_field(__func__, modelDesc, true, index, ACL_FORMAT_UNDEFINED,
+                  [](const model::IoInfo& io) { return static_cast<aclFormat>(io.format); });
 }
 
 aclFormat aclmdlGetOutputFormat(const aclmdlDesc* modelDesc, size_t index) {
-  aclFormat f = ACL_FORMAT_UNDEFINED;
-  guarded(__func__, [&] {
-    return with_desc(modelDesc, [&](const aclmdlDesc& d) {
-      OPENACL_RETURN_IF_ERROR(check_index(d.info.outputs, index, "output"));
-      f = static_cast<aclFormat>(d.info.outputs[index].format);
-      return Status::Ok();
-    });
-  });
-  return f;
+  return io_field(__func__, modelDesc, false, index, ACL_FORMAT_UNDEFINED,
+                  [](const model::IoInfo& io) { return static_cast<aclFormat>(io.format); });
 }
 
 aclDataType aclmdlGetInputDataType(const aclmdlDesc* modelDesc, size_t index) {
-  aclDataType t = ACL_DT_UNDEFINED;
-  guarded(__func__, [&] {
-    return with_desc(modelDesc, [&](const aclmdlDesc& d) {
-      OPENACL_RETURN_IF_ERROR(check_index(d.info.inputs, index, "input"));
-      t = static_cast<aclDataType>(graph::dtype_to_acl(d.info.inputs[index].dtype));
-      return Status::Ok();
-    });
-  });
-  return t;
+  return io_field(__func__, modelDesc, true, index, ACL_DT_UNDEFINED,
+                  [](const model::IoInfo& io) { return static_cast<aclDataType>(graph::dtype_to_acl(io.dtype)); });
 }
 
 aclDataType aclmdlGetOutputDataType(const aclmdlDesc* modelDesc, size_t index) {
-  aclDataType t = ACL_DT_UNDEFINED;
-  guarded(__func__, [&] {
-    return with_desc(modelDesc, [&](const aclmdlDesc& d) {
-      OPENACL_RETURN_IF_ERROR(check_index(d.info.outputs, index, "output"));
-      t = static_cast<aclDataType>(graph::dtype_to_acl(d.info.outputs[index].dtype));
-      return Status::Ok();
-    });
-  });
-  return t;
+  return io_field(__func__, modelDesc, false, index, ACL_DT_UNDEFINED,
+                  [](const model::IoInfo& io) { return static_cast<aclDataType>(graph::dtype_to_acl(io.dtype)); });
 }
 
 aclError aclmdlGetDynamicBatch(const aclmdlDesc* modelDesc, aclmdlBatch* batch) {
