@@ -23,6 +23,14 @@ PyModuleDef g_mdl_def = {
     PyModuleDef_HEAD_INIT, "acl.mdl", "Models: load, describe, datasets, dynamic gears, execute.", -1, nullptr,
     nullptr, nullptr, nullptr, nullptr,
 };
+PyModuleDef g_op_def = {
+    PyModuleDef_HEAD_INIT, "acl.op", "Single operators: attributes, execute, handles, shape inference, cast.", -1,
+    nullptr, nullptr, nullptr, nullptr, nullptr,
+};
+PyModuleDef g_prof_def = {
+    PyModuleDef_HEAD_INIT, "acl.prof", "Profiling: collection to files and the op-info subscription.", -1, nullptr,
+    nullptr, nullptr, nullptr, nullptr,
+};
 PyModuleDef g_util_def = {
     PyModuleDef_HEAD_INIT, "acl.util", "Utilities: numpy/bytes <-> addresses, native threads.", -1, nullptr,
     nullptr, nullptr, nullptr, nullptr,
@@ -81,8 +89,10 @@ PyMODINIT_FUNC PyInit_acl(void) {
   if (!add_functions(acl, {kAclMethods, kTensorDescMethods}) ||
       !add_submodule(acl, &g_rt_def, "rt", {kRtMethods, kRtMemoryMethods, kRtCallbackMethods}) ||
       !add_submodule(acl, &g_mdl_def, "mdl", {kMdlMethods}) ||
+      !add_submodule(acl, &g_op_def, "op", {kOpMethods}) ||
+      !add_submodule(acl, &g_prof_def, "prof", {kProfMethods}) ||
       !add_submodule(acl, &g_util_def, "util", {kUtilMethods, kUtilThreadMethods})) {
-    forget_submodules({&g_rt_def, &g_mdl_def, &g_util_def});
+    forget_submodules({&g_rt_def, &g_mdl_def, &g_op_def, &g_prof_def, &g_util_def});
     Py_DECREF(acl);
     return nullptr;
   }

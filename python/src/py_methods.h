@@ -16,6 +16,8 @@ extern PyMethodDef kRtCallbackMethods[];  // py_rt_callback.cpp: subscribe/launc
 extern PyMethodDef kUtilMethods[];        // py_util.cpp: numpy / bytes <-> address
 extern PyMethodDef kUtilThreadMethods[];  // py_util_thread.cpp: start_thread / stop_thread
 extern PyMethodDef kMdlMethods[];         // py_mdl.cpp: acl.mdl (models: load, desc, datasets, execute)
+extern PyMethodDef kOpMethods[];          // py_op.cpp: acl.op (single operators)
+extern PyMethodDef kProfMethods[];        // py_prof.cpp: acl.prof (profiling)
 
 // Drops the references held for launch_callback calls that will never run.
 // Only valid once the runtime is torn down (aclFinalize returned success);
