@@ -699,6 +699,110 @@ OPENACL_REGISTER_ASCEND_OP(Concat)
       return build_concat(c, c.inputs_from(1), 1, dim[0], false);
     });
 
+// Pack (TF stack): every x gets a new dim at axis, then they are concatenated.
+OPENACL_REGISTER_ASCEND_OP(Pack)
+    .summary("Stacks the x tensors (one shape) along a new dim at axis")
+    .dynamic_input("x")
+    .output("y")
+    .attr_int("axis", 0)
+    .attr_int("N", 1)
+    .dtypes(movable())
+    .build([](BuildContext& c) -> Status {
+      const std::vector<Value*> xs = c.inputs_from(0);
+      if (c.attr_set_by_caller("N") && c.get_int("N") != static_cast<int64_t>(xs.size()))
+        return c.bad_attr("N is %lld but %zu tensors were given for x", ll(c.get_int("N")), xs.size());
+      const TensorSpec& x0 = c.input_spec(0);
+      for (size_t i = 1; i < xs.size(); ++i) {
+        const TensorSpec& s = c.input_spec(i);
+        if (s.dtype != x0.dtype || s.dims != x0.dims)
+          return c.bad_input("x[%zu] is %s but x[0] is %s: Pack needs one dtype and shape", i, s.str().c_str(),
+                             x0.str().c_str());
+      }
+      int64_t axis = c.get_int("axis");
+      const int64_t r = rank_of(c, 0);
+      if (r >= 0 && !norm_axis(&axis, r, true))
+        return c.bad_attr("axis %lld is out of range [%lld, %lld] for x[0] %s", ll(c.get_int("axis")), ll(-r - 1), ll(r),
+                          x0.str().c_str());
+      std::vector<Value*> parts;
+      for (Value* x : xs) parts.push_back(c.add1("Unsqueeze", {x, c.const_i64({axis})}));
+      c.set_output(0, parts.size() == 1 ? parts[0] : c.add1("Concat", parts, onnx_attrs({{"axis", onnx_int(axis)}})));
+      return Status::Ok();
+    });
+
+// Unpack (TF unstack): num tensors, x's dim `axis` removed.
+OPENACL_REGISTER_ASCEND_OP(Unpack)
+    .summary("Splits x along axis into num tensors with that dim removed")
+    .input("x")
+    .dynamic_output("y")
+    .required_attr("num", AttrValue::Kind::kInt)
+    .attr_int("axis", 0)
+    .dtypes(movable())
+    .build([](BuildContext& c) -> Status {
+      const int64_t num = c.get_int("num"), r = rank_of(c, 0);
+      int64_t axis = c.get_int("axis");
+      if (r < 1) return c.bad_input("x %s must have a known rank >= 1", c.input_spec(0).str().c_str());
+      if (!norm_axis(&axis, r))
+        return c.bad_attr("axis %lld is out of range [%lld, %lld] for x %s", ll(c.get_int("axis")), ll(-r), ll(r - 1),
+                          c.input_spec(0).str().c_str());
+      const int64_t d = dim_of(c, 0, axis);
+      if (d >= 0 && d != num)
+        return c.bad_attr("num %lld must equal dim %lld of x %s (%lld)", ll(num), ll(axis), c.input_spec(0).str().c_str(), ll(d));
+      if (num < 1) return c.bad_attr("num %lld must be >= 1", ll(num));
+      if (static_cast<int64_t>(c.num_outputs()) != num)
+        return c.bad_output("num is %lld but %zu outputs were given for y", ll(num), c.num_outputs());
+      std::vector<Value*> parts = {c.input(0)};
+      if (num > 1)
+        parts = c.add("Split", {c.input(0), c.const_i64(std::vector<int64_t>(num, 1))},
+                      onnx_attrs({{"axis", onnx_int(axis)}}), num);
+      for (int64_t i = 0; i < num; ++i) c.set_output(i, c.add1("Squeeze", {parts[i], c.const_i64({axis})}));
+      return Status::Ok();
+    });
+
+// ---------------------------------------------------------------- Reverse
+
+Status build_reverse(BuildContext& c, std::vector<int64_t> axes, bool attr) {
+  const int64_t r = rank_of(c, 0);
+  if (r < 0) return c.bad_input("x %s has an unknown rank", c.input_spec(0).str().c_str());
+  std::vector<bool> seen(r, false);
+  for (int64_t& a : axes) {
+    const int64_t orig = a;
+    if (!norm_axis(&a, r) || seen[a]) {
+      const std::string m = "axis " + std::to_string(orig) + " is out of range [" + std::to_string(-r) + ", " +
+                            std::to_string(r - 1) + "] or repeated for x " + c.input_spec(0).str();
+      return attr ? c.bad_attr("%s", m.c_str()) : c.bad_input("%s", m.c_str());
+    }
+    seen[a] = true;
+  }
+  if (axes.empty()) {
+    c.set_output(0, c.add1("Identity", {c.input(0)}));
+    return Status::Ok();
+  }
+  const size_t n = axes.size();
+  c.set_output(0, c.add1("Slice", {c.input(0), c.const_i64(std::vector<int64_t>(n, -1)),
+                                   c.const_i64(std::vector<int64_t>(n, INT64_MIN)), c.const_i64(axes),
+                                   c.const_i64(std::vector<int64_t>(n, -1))}));
+  return Status::Ok();
+}
+
+OPENACL_REGISTER_ASCEND_OP(ReverseV2)
+    .summary("Reverses x along the dims listed in axis (a constant input)")
+    .input("x").input("axis")
+    .output("y")
+    .dtypes(movable())
+    .build([](BuildContext& c) -> Status {
+      std::vector<int64_t> axes;
+      OPENACL_RETURN_IF_ERROR(need_const(c, 1, "axis", "ReverseV2D", &axes));
+      return build_reverse(c, axes, false);
+    });
+
+OPENACL_REGISTER_ASCEND_OP(ReverseV2D)
+    .summary("Reverses x along the dims listed in the axis attribute")
+    .input("x")
+    .output("y")
+    .required_attr("axis", AttrValue::Kind::kListInt)
+    .dtypes(movable())
+    .build([](BuildContext& c) -> Status { return build_reverse(c, c.get_ints("axis"), true); });
+
 // ---------------------------------------------------------------- Split
 
 // Splits input xi along `axis` into pieces of `sizes` (one -1 inferred), or
@@ -1148,6 +1252,32 @@ OPENACL_REGISTER_ASCEND_OP(BroadcastToD)
     .build([](BuildContext& c) -> Status {
       const std::vector<int64_t> shape = c.get_ints("shape");
       return build_broadcast_to(c, c.const_i64(shape), shape, true);
+    });
+
+// Ascend Expand: ONNX-style two-way broadcast of x and shape.
+OPENACL_REGISTER_ASCEND_OP(Expand)
+    .summary("Broadcasts x and shape together (numpy rules, either side may be 1)")
+    .input("x").input("shape")
+    .output("y")
+    .dtypes(movable())
+    .build([](BuildContext& c) -> Status {
+      Value* shape = nullptr;
+      OPENACL_RETURN_IF_ERROR(int64_input(c, 1, "shape", &shape));
+      c.set_output(0, c.add1("Expand", {c.input(0), shape}));
+      return Status::Ok();
+    });
+
+OPENACL_REGISTER_ASCEND_OP(ExpandD)
+    .summary("Broadcasts x and the shape attribute together (numpy rules)")
+    .input("x")
+    .output("y")
+    .required_attr("shape", AttrValue::Kind::kListInt)
+    .dtypes(movable())
+    .build([](BuildContext& c) -> Status {
+      for (int64_t d : c.get_ints("shape"))
+        if (d < 0) return c.bad_attr("shape %s has a negative dim", ints_str(c.get_ints("shape")).c_str());
+      c.set_output(0, c.add1("Expand", {c.input(0), c.const_i64(c.get_ints("shape"))}));
+      return Status::Ok();
     });
 
 OPENACL_REGISTER_ASCEND_OP(FillD)

@@ -339,6 +339,45 @@ def test_split_errors(device):
                                                      "num_split": A.int(2)}, num_outputs=2)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
+def test_pack_unpack(device, dtype):
+    xs = [data((2, 3), dtype, s) for s in range(3)]
+    for axis in (0, 2, -1, -3):
+        y, = run_op("Pack", xs, {"axis": A.int(axis), "N": A.int(3)})
+        np.testing.assert_array_equal(y, np.stack(xs, axis=axis))
+    x = data((2, 3, 4), dtype)
+    for axis, n in ((0, 2), (-2, 3), (2, 4)):
+        ys = run_op("Unpack", [x], {"num": A.int(n), "axis": A.int(axis)}, num_outputs=n)
+        for i, y in enumerate(ys):
+            np.testing.assert_array_equal(y, np.take(x, i, axis=axis))
+
+
+def test_pack_unpack_errors(device):
+    a, b = data((2, 3), np.float32), data((3, 2), np.float32)
+    expect_error(OP_INPUT_NOT_MATCH, "Pack", [a, b], {"axis": A.int(0)})
+    expect_error(OP_ATTR_NOT_MATCH, "Pack", [a, a], {"axis": A.int(3)})
+    expect_error(OP_ATTR_NOT_MATCH, "Unpack", [a], {"num": A.int(3), "axis": A.int(0)}, num_outputs=3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.uint8])
+def test_reverse(device, dtype):
+    x = data((2, 3, 4), dtype)
+    y, = run_op("ReverseV2", [x, i32([0, -1])], consts=(1,))
+    np.testing.assert_array_equal(y, x[::-1, :, ::-1])
+    y, = run_op("ReverseV2D", [x], {"axis": A.ints([1])})
+    np.testing.assert_array_equal(y, x[:, ::-1])
+    expect_error(OP_ATTR_NOT_MATCH, "ReverseV2D", [x], {"axis": A.ints([3])})
+    expect_error(OP_INPUT_NOT_MATCH, "ReverseV2", [x, i32([1, 1])], consts=(1,))
+
+
+def test_expand(device):
+    x = data((3, 1), np.float32)
+    y, = run_op("Expand", [x, i64([1, 4])], consts=(1,))  # two-way: [3,1] with [1,4] -> [3,4]
+    np.testing.assert_array_equal(y, x * np.ones((1, 4), np.float32))
+    y, = run_op("ExpandD", [x], {"shape": A.ints([2, 1, 5])})
+    np.testing.assert_array_equal(y, np.broadcast_to(x, (2, 3, 5)))
+
+
 # ---------------------------------------------------------------- Gather / Scatter
 
 def gather_batch(x, idx, axis, batch_dims):
