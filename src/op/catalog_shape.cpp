@@ -638,6 +638,7 @@ Status build_concat(BuildContext& c, const std::vector<Value*>& xs, size_t first
       return c.bad_input("x[%zu] is %s but x[0] is %s: every x must have one dtype", i, graph::dtype_name(s.dtype),
                          graph::dtype_name(dt));
   }
+  if (r == 0) return c.bad_input("x[0] %s is a scalar; concatenation needs rank >= 1", c.input_spec(first).str().c_str());
   const int64_t orig = axis;
   if (r >= 0 && !norm_axis(&axis, r)) {
     const std::string m = "concat_dim " + std::to_string(orig) + " is out of range [" + std::to_string(-r) + ", " +
@@ -1337,8 +1338,9 @@ OPENACL_REGISTER_ASCEND_OP(OneHot)
     .build([](BuildContext& c) -> Status {
       std::vector<int64_t> depth;
       OPENACL_RETURN_IF_ERROR(need_const(c, 1, "depth", nullptr, &depth));
-      if (depth.size() != 1 || depth[0] < 0)
-        return c.bad_input("depth must be one value >= 0, not %s", ints_str(depth).c_str());
+      // TensorFlow allows depth 0 (an empty one-hot dim); the engine's OneHot needs >= 1.
+      if (depth.size() != 1 || depth[0] < 1)
+        return c.bad_input("depth must be one value >= 1, not %s", ints_str(depth).c_str());
       const int64_t r = rank_of(c, 0);
       const int64_t axis = c.get_int("axis");
       if (r >= 0 && (axis < -1 || axis > r))
