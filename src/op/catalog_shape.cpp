@@ -953,10 +953,6 @@ Status build_gather(BuildContext& c, int64_t axis, int64_t batch_dims, bool attr
     if (dx >= 0 && di >= 0 && dx != di)
       return c.bad_input("batch dim %lld differs: x %s, indices %s", ll(i), xs.c_str(), is.c_str());
   }
-  if (b == q) {
-    // No index dims left after the batch: each batch picks one slice.
-    return c.unsupported("batch_dims equal to the rank of indices (%s) is not supported", is.c_str());
-  }
   Value* x = c.input(0);
   const int64_t m = axis - b;
   if (m > 0) {

@@ -399,13 +399,13 @@ def test_gather_v2(device, dtype):
     np.testing.assert_array_equal(y, x[[2, 0, -1]])
 
 
-@pytest.mark.parametrize("axis,batch_dims", [(1, 1), (2, 1), (2, 2), (-1, -1)])
-def test_gather_v2_batch_dims(device, axis, batch_dims):
+@pytest.mark.parametrize("axis,batch_dims,ishape", [(1, 1, (3, 2)), (2, 1, (3, 2)), (2, 2, (3, 4, 2)),
+                                                     (-1, -1, (3, 4, 2)), (1, 1, (3,)), (2, 1, (3, 2, 2)),
+                                                     (2, 2, (3, 4))])
+def test_gather_v2_batch_dims(device, axis, batch_dims, ishape):
     x = data((3, 4, 5), np.float32)
-    rng = np.random.default_rng(1)
-    idx = rng.integers(0, 4, size=(3, 4, 2)).astype(np.int32) if abs(batch_dims) == 2 or batch_dims == -1 else \
-        rng.integers(0, 4, size=(3, 2)).astype(np.int32)
-    b = batch_dims % idx.ndim
+    idx = np.random.default_rng(1).integers(0, 4, size=ishape).astype(np.int32)
+    b = batch_dims % idx.ndim if batch_dims < 0 else batch_dims
     y, = run_op("GatherV2", [x, idx, i32(axis)], {"batch_dims": A.int(batch_dims)}, consts=(2,))
     np.testing.assert_array_equal(y, gather_batch(x, idx, axis % x.ndim, b))
 
