@@ -488,7 +488,7 @@ TEST_F(Op, SmallCacheStillCorrect) {
 
 TEST_F(Op, DataDependentOutputShape) {
     if (!Registered("NonZero")) GTEST_SKIP() << "NonZero is not in the op catalogue (another helper adds it)";
-    // NonZero (Ascend): y[rank, count] int64 positions of the non-zero elements.
+    // NonZero (Ascend, transpose false): y[count, rank] int64 coordinates of the non-zero elements.
     Desc dx(ACL_FLOAT, {2, 3});
     Desc probe(ACL_INT64, {}, ACL_FORMAT_ND);
     aclTensorDesc *in[] = {dx.get()};
@@ -514,8 +514,8 @@ TEST_F(Op, DataDependentOutputShape) {
     ASSERT_EQ(aclopExecuteV2("NonZero", 1, in, in_b, 1, out_d, out_b, nullptr, stream_), ACL_SUCCESS)
         << RecentErrMsg();
     ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS) << RecentErrMsg();
-    EXPECT_EQ(Dims(dy.get()), (std::vector<int64_t>{2, 3}));
-    EXPECT_EQ(y.Read<int64_t>(6), (std::vector<int64_t>{0, 1, 1, 1, 0, 2}));
+    EXPECT_EQ(Dims(dy.get()), (std::vector<int64_t>{3, 2}));
+    EXPECT_EQ(y.Read<int64_t>(6), (std::vector<int64_t>{0, 1, 1, 0, 1, 2}));
 }
 
 TEST_F(Op, CompileAndCompileAndExecute) {

@@ -223,9 +223,14 @@ def test_wrong_attr_kind_and_missing_attr(t, stream):
         assert "dst_type" in acl.get_recent_err_msg()
     finally:
         acl.op.destroy_attr(attr)
-    required = [op for op in ("ReduceSumD", "ConcatD", "TransposeD", "ArgMaxD") if registered(op)]
-    if not required:
-        pytest.skip("no op with a required attribute is in the catalogue yet")
+    # Adds (catalog_math) requires its float attribute "value".
+    if not registered("Adds"):
+        pytest.skip("Adds (an op with a required attribute) is not in the catalogue yet")
+    _, bo = t.dev(nbytes=8)
+    assert acl.op.execute_v2("Adds", [d], [bx], [d], [bo], 0, stream) == ACL_ERROR_OP_ATTR_NOT_MATCH
+    assert "value" in acl.get_recent_err_msg()
+    y, = run_op("Adds", [x], {"value": A.float(2.5)})
+    np.testing.assert_array_equal(y, x + 2.5)
 
 
 def test_output_buffer_too_small_writes_nothing(t, stream):
@@ -387,7 +392,7 @@ def test_dynamic_shape_flow_data_dependent(device):
         pytest.skip("NonZero is not in the op catalogue yet (another helper adds it)")
     x = np.array([[0, 1.5, 0], [2, 0, 3]], np.float32)
     y, = run_op("NonZero", [x], out_dtypes=[np.int64])
-    np.testing.assert_array_equal(y, np.array(np.nonzero(x), np.int64))
+    np.testing.assert_array_equal(y, np.argwhere(x).astype(np.int64))  # [n, rank]
 
 
 def test_models_and_custom_kernels(device, tmp_path):
