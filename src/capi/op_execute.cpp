@@ -216,12 +216,6 @@ Status compiled_op(const OpCall& c, const std::shared_ptr<rt::Context>& context,
 
 // ---- buffers ----
 
-std::string dims_text(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
 // Bytes a tensor of a known shape takes; 0 when some dim is unknown.
 bool known_bytes(const op::TensorSpec& spec, size_t* bytes) {
   const int64_t n = spec.elements();
