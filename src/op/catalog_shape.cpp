@@ -129,8 +129,15 @@ Status int64_input(BuildContext& c, size_t i, const char* what, Value** out) {
   const DType dt = c.input_spec(i).dtype;
   if (!is_index(dt))
     return c.bad_input("%s (input %zu) must be int32 or int64, not %s", what, i, graph::dtype_name(dt));
-  *out = dt == DType::kInt64 ? c.input(i)
-                             : c.add1("Cast", {c.input(i)}, onnx_attrs({{"to", onnx_int(static_cast<int>(DType::kInt64))}}));
+  if (dt == DType::kInt64) {
+    *out = c.input(i);
+  } else if (auto v = const_ints(c, i)) {
+    // A constant stays a constant (not a Cast node), so shape inference without
+    // folding (aclopInferShape) still sees its values.
+    *out = c.input_spec(i).dims.empty() && v->size() == 1 ? c.const_i64_scalar((*v)[0]) : c.const_i64(*v);
+  } else {
+    *out = c.add1("Cast", {c.input(i)}, onnx_attrs({{"to", onnx_int(static_cast<int>(DType::kInt64))}}));
+  }
   return Status::Ok();
 }
 
@@ -144,7 +151,18 @@ Status scalar_input(BuildContext& c, size_t i, const char* what, Value** out) {
   const TensorSpec& s = c.input_spec(i);
   const int64_t n = s.elements();
   if (n >= 0 && n != 1) return c.bad_input("%s (input %zu) must hold one value; it is %s", what, i, s.str().c_str());
-  *out = s.dims.empty() ? c.input(i) : c.add1("Reshape", {c.input(i), c.const_i64({})});
+  if (s.dims.empty()) {
+    *out = c.input(i);
+  } else if (const Value* v = c.input(i); v->constant) {
+    // The same bytes as a 0-d constant (no Reshape node for shape inference to see through).
+    Value* k = c.graph().add_value("");
+    k->constant = graph::TensorData::copy_of(s.dtype, {}, v->constant->data, v->constant->bytes);
+    k->type.dtype = s.dtype;
+    k->type.shape = graph::Shape{};
+    *out = k;
+  } else {
+    *out = c.add1("Reshape", {c.input(i), c.const_i64({})});
+  }
   return Status::Ok();
 }
 
