@@ -226,7 +226,8 @@ Status build_reshape(BuildContext& c) {
   }
   if (r >= 0) {
     const int64_t start = axis >= 0 ? axis : r + axis + 1;
-    if (start < 0 || start > r) return c.bad_attr("axis %lld is out of range for x %s", ll(axis), c.input_spec(0).str().c_str());
+    if (start < 0 || start > r)
+      return c.bad_attr("axis %lld is out of range for x %s", ll(axis), c.input_spec(0).str().c_str());
     const int64_t end = num_axes == -1 ? r : start + num_axes;
     if (end > r)
       return c.bad_attr("axis %lld + num_axes %lld run past the rank of x %s", ll(axis), ll(num_axes),
@@ -240,7 +241,9 @@ Status build_reshape(BuildContext& c) {
         int64_t d = (*shape)[i];
         if (d == 0) {
           const int64_t src = start + static_cast<int64_t>(i);
-          if (src >= r) return c.bad_input("shape %s copies (0) dim %lld, past the rank of x %s", ints_str(*shape).c_str(), ll(src), c.input_spec(0).str().c_str());
+          if (src >= r)
+            return c.bad_input("shape %s copies (0) dim %lld, past the rank of x %s", ints_str(*shape).c_str(),
+                               ll(src), c.input_spec(0).str().c_str());
           d = xd[src];
         }
         if (d == -1) infer_at = static_cast<int64_t>(out.size());
@@ -348,7 +351,8 @@ OPENACL_REGISTER_ASCEND_OP(Squeeze)
       const int64_t r = rank_of(c, 0);
       if (axes.empty()) {
         if (r >= 0 && !c.input_spec(0).static_shape())
-          return c.bad_input("x %s has unknown dims; Squeeze without axis needs them (which dims are 1 decides the output rank)",
+          return c.bad_input("x %s has unknown dims; Squeeze without axis needs them (the dims of size 1 decide the "
+                             "output rank)",
                              c.input_spec(0).str().c_str());
         c.set_output(0, c.add1("Squeeze", {c.input(0)}));
         return Status::Ok();
@@ -408,13 +412,15 @@ Status build_slice(BuildContext& c, const std::vector<int64_t>& offsets, const s
   if (offsets.size() != size.size())
     return bad("offsets " + ints_str(offsets) + " and size " + ints_str(size) + " must have the same length");
   if (r >= 0 && static_cast<int64_t>(offsets.size()) != r)
-    return bad("offsets " + ints_str(offsets) + " and size " + ints_str(size) + " must have one entry per dim of x " + xs);
+    return bad("offsets " + ints_str(offsets) + " and size " + ints_str(size) + " must have one entry per dim of x " +
+               xs);
   std::vector<int64_t> starts, ends, axes;
   for (size_t i = 0; i < offsets.size(); ++i) {
     const int64_t b = offsets[i], s = size[i];
     const int64_t d = dim_of(c, 0, static_cast<int64_t>(i));
     if (b < 0) return bad("offsets[" + std::to_string(i) + "] = " + std::to_string(b) + " is negative");
-    if (s < -1) return bad("size[" + std::to_string(i) + "] = " + std::to_string(s) + " must be >= 0, or -1 for the rest");
+    if (s < -1)
+      return bad("size[" + std::to_string(i) + "] = " + std::to_string(s) + " must be >= 0, or -1 for the rest");
     if (d >= 0) {
       if (b > d || (s >= 0 && s > d - b))
         return bad("offsets[" + std::to_string(i) + "] = " + std::to_string(b) + " with size[" + std::to_string(i) +
@@ -534,7 +540,8 @@ Status build_strided_slice(BuildContext& c, const StridedSpec& s, bool attr) {
     int64_t b, en, st = e.stride;
     if (e.shrink) {
       // An index, not a range: x[begin] with the dim removed.
-      if (e.stride < 0) return bad("strides " + ints_str(s.strides) + ": only a positive stride is allowed on a shrunk (indexed) dim");
+      if (e.stride < 0)
+        return bad("strides " + ints_str(s.strides) + ": only a positive stride is allowed on a shrunk (indexed) dim");
       squeeze.push_back(a);
       b = e.begin;
       st = 1;
@@ -656,7 +663,8 @@ Status build_concat(BuildContext& c, const std::vector<Value*>& xs, size_t first
       return c.bad_input("x[%zu] is %s but x[0] is %s: every x must have one dtype", i, graph::dtype_name(s.dtype),
                          graph::dtype_name(dt));
   }
-  if (r == 0) return c.bad_input("x[0] %s is a scalar; concatenation needs rank >= 1", c.input_spec(first).str().c_str());
+  if (r == 0)
+    return c.bad_input("x[0] %s is a scalar; concatenation needs rank >= 1", c.input_spec(first).str().c_str());
   const int64_t orig = axis;
   if (r >= 0 && !norm_axis(&axis, r)) {
     const std::string m = "concat_dim " + std::to_string(orig) + " is out of range [" + std::to_string(-r) + ", " +
@@ -675,7 +683,9 @@ OPENACL_REGISTER_ASCEND_OP(ConcatD)
     .required_attr("concat_dim", AttrValue::Kind::kInt)
     .attr_int("N", 1)
     .dtypes(movable())
-    .build([](BuildContext& c) -> Status { return build_concat(c, c.inputs_from(0), 0, c.get_int("concat_dim"), true); });
+    .build([](BuildContext& c) -> Status {
+      return build_concat(c, c.inputs_from(0), 0, c.get_int("concat_dim"), true);
+    });
 
 OPENACL_REGISTER_ASCEND_OP(ConcatV2D)
     .summary("Concatenates the x tensors along the concat_dim attribute")
@@ -684,7 +694,9 @@ OPENACL_REGISTER_ASCEND_OP(ConcatV2D)
     .required_attr("concat_dim", AttrValue::Kind::kInt)
     .attr_int("N", 1)
     .dtypes(movable())
-    .build([](BuildContext& c) -> Status { return build_concat(c, c.inputs_from(0), 0, c.get_int("concat_dim"), true); });
+    .build([](BuildContext& c) -> Status {
+      return build_concat(c, c.inputs_from(0), 0, c.get_int("concat_dim"), true);
+    });
 
 // ConcatV2's inputs are x[0..N-1] followed by concat_dim. The catalogue allows a
 // dynamic input only in the last place, so x is declared dynamic and the last
@@ -696,7 +708,8 @@ OPENACL_REGISTER_ASCEND_OP(ConcatV2)
     .attr_int("N", 1)
     .dtypes(movable())
     .build([](BuildContext& c) -> Status {
-      if (c.num_inputs() < 2) return c.bad_input("ConcatV2 takes x[0..N-1] and then concat_dim; %zu inputs given", c.num_inputs());
+      if (c.num_inputs() < 2)
+        return c.bad_input("ConcatV2 takes x[0..N-1] and then concat_dim; %zu inputs given", c.num_inputs());
       std::vector<int64_t> dim;
       OPENACL_RETURN_IF_ERROR(need_const(c, c.num_inputs() - 1, "concat_dim", "ConcatV2D", &dim));
       if (dim.size() != 1) return c.bad_input("concat_dim must hold one value, not %s", ints_str(dim).c_str());
@@ -740,7 +753,8 @@ OPENACL_REGISTER_ASCEND_OP(Pack)
       int64_t axis = c.get_int("axis");
       const int64_t r = rank_of(c, 0);
       if (r >= 0 && !norm_axis(&axis, r, true))
-        return c.bad_attr("axis %lld is out of range [%lld, %lld] for x[0] %s", ll(c.get_int("axis")), ll(-r - 1), ll(r),
+        return c.bad_attr("axis %lld is out of range [%lld, %lld] for x[0] %s", ll(c.get_int("axis")), ll(-r - 1),
+                          ll(r),
                           x0.str().c_str());
       std::vector<Value*> parts;
       for (Value* x : xs) parts.push_back(c.add1("Unsqueeze", {x, c.const_i64({axis})}));
@@ -765,7 +779,8 @@ OPENACL_REGISTER_ASCEND_OP(Unpack)
                           c.input_spec(0).str().c_str());
       const int64_t d = dim_of(c, 0, axis);
       if (d >= 0 && d != num)
-        return c.bad_attr("num %lld must equal dim %lld of x %s (%lld)", ll(num), ll(axis), c.input_spec(0).str().c_str(), ll(d));
+        return c.bad_attr("num %lld must equal dim %lld of x %s (%lld)", ll(num), ll(axis),
+                          c.input_spec(0).str().c_str(), ll(d));
       if (num < 1) return c.bad_attr("num %lld must be >= 1", ll(num));
       if (static_cast<int64_t>(c.num_outputs()) != num)
         return c.bad_output("num is %lld but %zu outputs were given for y", ll(num), c.num_outputs());
@@ -858,7 +873,8 @@ Status build_split(BuildContext& c, size_t xi, int64_t axis, int64_t num_split, 
     }
     if (d >= 0) {
       if (infer_at >= 0) {
-        if (known > d) return bad("size_splits " + ints_str(sizes) + " exceed dim " + std::to_string(axis) + " of x " + xs);
+        if (known > d)
+          return bad("size_splits " + ints_str(sizes) + " exceed dim " + std::to_string(axis) + " of x " + xs);
         sizes[infer_at] = d - known;
       } else if (known != d) {
         return bad("size_splits " + ints_str(sizes) + " sum to " + std::to_string(known) + ", not dim " +
@@ -1058,7 +1074,8 @@ OPENACL_REGISTER_ASCEND_OP(GatherElements)
         return c.bad_attr("dim %lld is out of range [%lld, %lld] for x %s", ll(c.get_int("dim")), ll(-r), ll(r - 1),
                           c.input_spec(0).str().c_str());
       if (r >= 0 && q >= 0 && r != q)
-        return c.bad_input("index %s must have the rank of x %s", c.input_spec(1).str().c_str(), c.input_spec(0).str().c_str());
+        return c.bad_input("index %s must have the rank of x %s", c.input_spec(1).str().c_str(),
+                           c.input_spec(0).str().c_str());
       c.set_output(0, c.add1("GatherElements", {c.input(0), c.input(1)}, onnx_attrs({{"axis", onnx_int(dim)}})));
       return Status::Ok();
     });
@@ -1080,7 +1097,8 @@ OPENACL_REGISTER_ASCEND_OP(ScatterNd)
         for (int64_t d : *s)
           if (d < 0) return c.bad_input("shape %s has a negative dim", ints_str(*s).c_str());
       Value* zeros = c.add1("Expand", {c.const_scalar(dt, 0), shape});
-      c.set_output(0, c.add1("ScatterND", {zeros, c.input(0), c.input(1)}, onnx_attrs({{"reduction", onnx_string("add")}})));
+      c.set_output(0, c.add1("ScatterND", {zeros, c.input(0), c.input(1)},
+                             onnx_attrs({{"reduction", onnx_string("add")}})));
       return Status::Ok();
     });
 
@@ -1106,7 +1124,8 @@ Status pads_from_pairs(BuildContext& c, const std::vector<std::vector<int64_t>>&
   auto bad = [&](const std::string& m) { return attr ? c.bad_attr("%s", m.c_str()) : c.bad_input("%s", m.c_str()); };
   const int64_t r = rank_of(c, 0);
   if (r >= 0 && static_cast<int64_t>(pairs.size()) != r)
-    return bad("paddings " + lists_str(pairs) + " must have shape [" + std::to_string(r) + ", 2] ([before, after] per dim of x " +
+    return bad("paddings " + lists_str(pairs) + " must have shape [" + std::to_string(r) +
+               ", 2] ([before, after] per dim of x " +
                c.input_spec(0).str() + ")");
   pads->assign(2 * pairs.size(), 0);
   for (size_t i = 0; i < pairs.size(); ++i) {
@@ -1198,7 +1217,8 @@ OPENACL_REGISTER_ASCEND_OP(PadV3)
           return c.bad_input("paddings %s: reflect padding of dim %zu (size %lld) must be less than the size",
                              ints_str(v).c_str(), i, ll(d));
         if (mode != "constant" && d == 0 && (pads[i] > 0 || pads[i + n] > 0))
-          return c.bad_input("paddings %s: cannot %s-pad the empty dim %zu of x %s", ints_str(v).c_str(), mode.c_str(), i,
+          return c.bad_input("paddings %s: cannot %s-pad the empty dim %zu of x %s", ints_str(v).c_str(),
+                             mode.c_str(), i,
                              c.input_spec(0).str().c_str());
       }
       Value* value = nullptr;
@@ -1344,7 +1364,7 @@ OPENACL_REGISTER_ASCEND_OP(TileD)
 // ---------------------------------------------------------------- OneHot, Range, Shape, Size, Rank
 
 OPENACL_REGISTER_ASCEND_OP(OneHot)
-    .summary("One-hot encoding of x over depth (a constant) with on_value/off_value; indices outside [0, depth) are all off")
+    .summary("One-hot encoding of x over depth (a constant); indices outside [0, depth) give all off_value")
     .input("x").input("depth").input("on_value").input("off_value")
     .output("y")
     .attr_int("axis", -1)
@@ -1358,7 +1378,8 @@ OPENACL_REGISTER_ASCEND_OP(OneHot)
       const int64_t r = rank_of(c, 0);
       const int64_t axis = c.get_int("axis");
       if (r >= 0 && (axis < -1 || axis > r))
-        return c.bad_attr("axis %lld must be -1 or in [0, %lld] for x %s", ll(axis), ll(r), c.input_spec(0).str().c_str());
+        return c.bad_attr("axis %lld must be -1 or in [0, %lld] for x %s", ll(axis), ll(r),
+                          c.input_spec(0).str().c_str());
       const DType vt = c.input_spec(2).dtype;
       if (c.input_spec(3).dtype != vt)
         return c.bad_input("on_value is %s but off_value is %s: they must have one dtype", graph::dtype_name(vt),
@@ -1392,7 +1413,8 @@ OPENACL_REGISTER_ASCEND_OP(Range)
       for (size_t i = 1; i < 3; ++i)
         if (c.input(i) && c.input_spec(i).dtype != dt)
           return c.bad_input("start is %s but %s is %s: start, limit and delta must have one dtype",
-                             graph::dtype_name(dt), i == 1 ? "limit" : "delta", graph::dtype_name(c.input_spec(i).dtype));
+                             graph::dtype_name(dt), i == 1 ? "limit" : "delta",
+                             graph::dtype_name(c.input_spec(i).dtype));
       Value *s = nullptr, *l = nullptr, *d = nullptr;
       OPENACL_RETURN_IF_ERROR(scalar_input(c, 0, "start", &s));
       OPENACL_RETURN_IF_ERROR(scalar_input(c, 1, "limit", &l));
@@ -1593,7 +1615,8 @@ OPENACL_REGISTER_ASCEND_OP(MaskedSelect)
     .bounds([](const std::vector<TensorSpec>& in, const OpAttrs&, std::vector<TensorSpec>* outs) {
       std::vector<int64_t> b;
       int64_t n = -1;
-      if (in.size() == 2 && in[0].static_shape() && in[1].static_shape() && broadcast_dims(in[0].dims, in[1].dims, &b)) {
+      if (in.size() == 2 && in[0].static_shape() && in[1].static_shape() &&
+          broadcast_dims(in[0].dims, in[1].dims, &b)) {
         n = 1;
         for (int64_t d : b) n *= d;
       }
@@ -1608,7 +1631,8 @@ OPENACL_REGISTER_ASCEND_OP(MaskedSelect)
         return c.bad_input("mask must be bool, not %s", graph::dtype_name(c.input_spec(1).dtype));
       std::vector<int64_t> b;
       if (!broadcast_dims(c.input_spec(0).dims, c.input_spec(1).dims, &b))
-        return c.bad_input("x %s and mask %s do not broadcast", c.input_spec(0).str().c_str(), c.input_spec(1).str().c_str());
+        return c.bad_input("x %s and mask %s do not broadcast", c.input_spec(0).str().c_str(),
+                           c.input_spec(1).str().c_str());
       Value* x = c.input(0);
       Value* m = c.input(1);
       if (c.input_spec(0).dims != b) x = c.add1("Expand", {x, c.const_i64(b)});
