@@ -50,10 +50,6 @@ const std::vector<DType>& numeric() {
                                        DType::kUInt8,   DType::kUInt16,  DType::kUInt32,   DType::kUInt64};
   return t;
 }
-const std::vector<DType>& index_types() {
-  static const std::vector<DType> t = {DType::kInt32, DType::kInt64};
-  return t;
-}
 
 graph::AttributeMap onnx_attrs(std::initializer_list<std::pair<const char*, graph::Attribute>> list) {
   graph::AttributeMap m;
