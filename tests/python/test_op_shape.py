@@ -337,6 +337,10 @@ def test_split_errors(device):
     expect_error(OP_ATTR_NOT_MATCH, "SplitD", [x], {"split_dim": A.int(2), "num_split": A.int(2)}, num_outputs=2)
     expect_error(OP_ATTR_NOT_MATCH, "SplitVD", [x], {"size_splits": A.ints([1, 2]), "split_dim": A.int(1),
                                                      "num_split": A.int(2)}, num_outputs=2)
+    # num_split says 3 but two output descs were given
+    msg = expect_error(OP_OUTPUT_NOT_MATCH, "SplitD", [x], {"split_dim": A.int(1), "num_split": A.int(3)},
+                       out_shapes=[[4, 2], [4, 2]], out_dtypes=[np.float32, np.float32])
+    assert "num_split" in msg
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
