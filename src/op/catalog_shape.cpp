@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <bit>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -158,6 +159,35 @@ Status scalar_input(BuildContext& c, size_t i, const char* what, Value** out) {
     *out = k;
   } else {
     *out = c.add1("Reshape", {c.input(i), c.const_i64({})});
+  }
+  return Status::Ok();
+}
+
+// Broadcast dims of two static shapes; false when they do not broadcast.
+bool broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>* out) {
+  const size_t n = std::max(a.size(), b.size());
+  out->assign(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) return false;
+    (*out)[i] = da == 1 ? db : da;
+  }
+  return true;
+}
+
+// Refuses an output whose byte size does not fit in int64. Ops whose inputs
+// are all constants are evaluated while compiling, and a wrapped size there
+// would be taken for a small one; a size that fits but is too large for memory
+// gets the allocator's own error later.
+Status check_size(const BuildContext& c, const std::vector<int64_t>& dims, DType dt) {
+  __int128 n = std::max<size_t>(graph::dtype_bytes(dt), 1);
+  for (int64_t d : dims) {
+    if (d < 0) return Status::Ok();  // decided at execution
+    n *= d;
+    if (n > INT64_MAX)
+      return c.bad_input("the output would be %s[%s], more bytes than can be addressed", graph::dtype_name(dt),
+                         ints_str(dims).substr(1, ints_str(dims).size() - 2).c_str());
   }
   return Status::Ok();
 }
@@ -1089,9 +1119,11 @@ OPENACL_REGISTER_ASCEND_OP(ScatterNd)
         return c.unsupported("x (updates) is %s; ScatterNd adds, so it takes numeric types", graph::dtype_name(dt));
       Value* shape = nullptr;
       OPENACL_RETURN_IF_ERROR(int64_input(c, 2, "shape", &shape));
-      if (auto s = const_ints(c, 2))
+      if (auto s = const_ints(c, 2)) {
         for (int64_t d : *s)
           if (d < 0) return c.bad_input("shape %s has a negative dim", ints_str(*s).c_str());
+        OPENACL_RETURN_IF_ERROR(check_size(c, *s, dt));
+      }
       Value* zeros = c.add1("Expand", {c.const_scalar(dt, 0), shape});
       c.set_output(0, c.add1("ScatterND", {zeros, c.input(0), c.input(1)},
                              onnx_attrs({{"reduction", onnx_string("add")}})));
@@ -1234,9 +1266,11 @@ OPENACL_REGISTER_ASCEND_OP(Fill)
     .build([](BuildContext& c) -> Status {
       Value* dims = nullptr;
       OPENACL_RETURN_IF_ERROR(int64_input(c, 0, "dims", &dims));
-      if (auto d = const_ints(c, 0))
+      if (auto d = const_ints(c, 0)) {
         for (int64_t v : *d)
           if (v < 0) return c.bad_input("dims %s has a negative dim", ints_str(*d).c_str());
+        OPENACL_RETURN_IF_ERROR(check_size(c, *d, c.input_spec(1).dtype));
+      }
       Value* value = nullptr;
       OPENACL_RETURN_IF_ERROR(scalar_input(c, 1, "value", &value));
       c.set_output(0, c.add1("Expand", {value, dims}));
@@ -1251,6 +1285,7 @@ Status build_broadcast_to(BuildContext& c, Value* shape_value, const std::option
     const int64_t r = rank_of(c, 0), n = static_cast<int64_t>(shape->size());
     for (int64_t d : *shape)
       if (d < 0) return bad("shape " + ints_str(*shape) + " has a negative dim");
+    OPENACL_RETURN_IF_ERROR(check_size(c, *shape, c.input_spec(0).dtype));
     if (r > n) return bad("x " + c.input_spec(0).str() + " has more dims than shape " + ints_str(*shape));
     for (int64_t i = 0; r >= 0 && i < r; ++i) {
       const int64_t d = dim_of(c, 0, i), t = (*shape)[n - r + i];
@@ -1294,6 +1329,9 @@ OPENACL_REGISTER_ASCEND_OP(Expand)
     .build([](BuildContext& c) -> Status {
       Value* shape = nullptr;
       OPENACL_RETURN_IF_ERROR(int64_input(c, 1, "shape", &shape));
+      std::vector<int64_t> out;
+      if (auto v = const_ints(c, 1); v && static_input(c, 0) && broadcast_dims(c.input_spec(0).dims, *v, &out))
+        OPENACL_RETURN_IF_ERROR(check_size(c, out, c.input_spec(0).dtype));
       c.set_output(0, c.add1("Expand", {c.input(0), shape}));
       return Status::Ok();
     });
@@ -1307,6 +1345,9 @@ OPENACL_REGISTER_ASCEND_OP(ExpandD)
     .build([](BuildContext& c) -> Status {
       for (int64_t d : c.get_ints("shape"))
         if (d < 0) return c.bad_attr("shape %s has a negative dim", ints_str(c.get_ints("shape")).c_str());
+      std::vector<int64_t> out;
+      if (static_input(c, 0) && broadcast_dims(c.input_spec(0).dims, c.get_ints("shape"), &out))
+        OPENACL_RETURN_IF_ERROR(check_size(c, out, c.input_spec(0).dtype));
       c.set_output(0, c.add1("Expand", {c.input(0), c.const_i64(c.get_ints("shape"))}));
       return Status::Ok();
     });
@@ -1330,6 +1371,15 @@ Status build_tile(BuildContext& c, Value* reps, const std::optional<std::vector<
       return bad("multiples " + ints_str(*m) + " must have one entry per dim of x " + c.input_spec(0).str());
     for (int64_t v : *m)
       if (v < 0) return bad("multiples " + ints_str(*m) + " must not be negative");
+    if (static_input(c, 0) && static_cast<int64_t>(m->size()) == r) {
+      std::vector<int64_t> out = c.input_spec(0).dims;
+      for (int64_t i = 0; i < r; ++i) {
+        const __int128 v = static_cast<__int128>(out[i]) * (*m)[i];
+        if (v > INT64_MAX) return bad("multiples " + ints_str(*m) + " overflow the dims of x " + c.input_spec(0).str());
+        out[i] = static_cast<int64_t>(v);
+      }
+      OPENACL_RETURN_IF_ERROR(check_size(c, out, c.input_spec(0).dtype));
+    }
   }
   c.set_output(0, c.add1("Tile", {c.input(0), reps}));
   return Status::Ok();
@@ -1421,6 +1471,23 @@ OPENACL_REGISTER_ASCEND_OP(Range)
         if (dt == DType::kFloat32) zero = c.input(2)->constant->as<float>()[0] == 0.0f;
         if (dt == DType::kFloat64) zero = c.input(2)->constant->as<double>()[0] == 0.0;
         if (zero) return c.bad_input("delta must not be 0");
+      }
+      if (c.input(0)->constant && c.input(1)->constant && c.input(2)->constant) {
+        // The length, as the kernel computes it, to refuse sizes that overflow.
+        double len = 0;
+        if (graph::dtype_is_float(dt)) {
+          auto at = [&](size_t i) {
+            return dt == DType::kFloat32 ? double(c.input(i)->constant->as<float>()[0])
+                                         : c.input(i)->constant->as<double>()[0];
+          };
+          len = std::ceil((at(1) - at(0)) / at(2));
+        } else {
+          const auto a = c.input(0)->constant->to_int64(), b = c.input(1)->constant->to_int64(),
+                     d = c.input(2)->constant->to_int64();
+          if (a && b && d) len = std::ceil((double(b->at(0)) - double(a->at(0))) / double(d->at(0)));
+        }
+        if (len > 9.0e18) return c.bad_input("the range has about %.3g elements, more than can be addressed", len);
+        if (len > 0) OPENACL_RETURN_IF_ERROR(check_size(c, {static_cast<int64_t>(len)}, dt));
       }
       c.set_output(0, c.add1("Range", {s, l, d}));
       return Status::Ok();
@@ -1589,19 +1656,6 @@ OPENACL_REGISTER_ASCEND_OP(UniqueWithCounts)
       return unique_bounds(in, a, true, outs);
     })
     .build([](BuildContext& c) -> Status { return build_unique(c, true); });
-
-// Broadcast dims of two static shapes; false when they do not broadcast.
-bool broadcast_dims(const std::vector<int64_t>& a, const std::vector<int64_t>& b, std::vector<int64_t>* out) {
-  const size_t n = std::max(a.size(), b.size());
-  out->assign(n, 1);
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1) return false;
-    (*out)[i] = da == 1 ? db : da;
-  }
-  return true;
-}
 
 OPENACL_REGISTER_ASCEND_OP(MaskedSelect)
     .summary("The elements of x where mask is true (both broadcast), as a 1-D tensor of data-dependent length")

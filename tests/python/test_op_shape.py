@@ -552,6 +552,18 @@ def test_shape_size_rank(device):
     assert int(y) == 3
 
 
+def test_outputs_too_large_to_address(device):
+    """All-constant inputs are evaluated while compiling: a byte size past int64
+    is refused up front instead of wrapping to a small one."""
+    big = dict(out_shapes=[[1]], out_dtypes=[np.int64])
+    msg = expect_error(OP_INPUT_NOT_MATCH, "Range", [np.int64(0), np.int64(2 ** 62), np.int64(1)], consts=(0, 1, 2),
+                       **big)
+    assert "addressed" in msg
+    expect_error(OP_INPUT_NOT_MATCH, "Fill", [i64([2 ** 31, 2 ** 31]), np.int64(1)], consts=(0, 1), **big)
+    expect_error(OP_INPUT_NOT_MATCH, "TileD", [i64([1])], {"multiples": A.ints([2 ** 62])}, consts=(0,), **big)
+    expect_error(OP_INPUT_NOT_MATCH, "ScatterNd", [i32([[0]]), i64([1]), i64([2 ** 62])], consts=(0, 1, 2), **big)
+
+
 def test_one_hot_range_errors(device):
     expect_error(OP_INPUT_NOT_MATCH, "Range", [np.int32(0), np.int32(5), np.int32(0)], consts=(0, 1, 2))
     expect_error(OP_INPUT_NOT_MATCH, "Range", [np.int32(0), np.float32(5), np.int32(1)], consts=(0, 1, 2))
