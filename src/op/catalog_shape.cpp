@@ -1167,7 +1167,21 @@ Status pads_from_pairs(BuildContext& c, const std::vector<std::vector<int64_t>>&
   return Status::Ok();
 }
 
-Status emit_pad(BuildContext& c, Value* pads, Value* value, const std::string& mode) {
+// `known`: the ONNX pads when constant, to check the output size first.
+Status emit_pad(BuildContext& c, Value* pads, Value* value, const std::string& mode,
+                const std::vector<int64_t>* known = nullptr) {
+  const int64_t r = rank_of(c, 0);
+  if (known && static_input(c, 0) && static_cast<int64_t>(known->size()) == 2 * r) {
+    std::vector<int64_t> out(c.input_spec(0).dims);
+    for (int64_t a = 0; a < r; ++a) {
+      const __int128 v = static_cast<__int128>(out[a]) + (*known)[a] + (*known)[a + r];
+      if (v < 0 || v > INT64_MAX)
+        return c.bad_input("paddings %s make dim %lld of x %s %s", ints_str(*known).c_str(), ll(a),
+                           c.input_spec(0).str().c_str(), v < 0 ? "negative" : "overflow");
+      out[a] = static_cast<int64_t>(v);
+    }
+    OPENACL_RETURN_IF_ERROR(check_size(c, out, c.input_spec(0).dtype));
+  }
   std::vector<Value*> in = {c.input(0), pads};
   if (value) in.push_back(value);
   c.set_output(0, c.add1("Pad", in, onnx_attrs({{"mode", onnx_string(mode)}})));
@@ -1192,7 +1206,7 @@ OPENACL_REGISTER_ASCEND_OP(Pad)
         for (size_t i = 0; i + 1 < v->size(); i += 2) pairs.push_back({(*v)[i], (*v)[i + 1]});
         std::vector<int64_t> pads;
         OPENACL_RETURN_IF_ERROR(pads_from_pairs(c, pairs, false, false, &pads));
-        return emit_pad(c, c.const_i64(pads), nullptr, "constant");
+        return emit_pad(c, c.const_i64(pads), nullptr, "constant", &pads);
       }
       // Runtime paddings: [[b0, a0], [b1, a1], ...] -> [b0, b1, ..., a0, a1, ...].
       Value* p = nullptr;
@@ -1211,7 +1225,7 @@ OPENACL_REGISTER_ASCEND_OP(PadD)
     .build([](BuildContext& c) -> Status {
       std::vector<int64_t> pads;
       OPENACL_RETURN_IF_ERROR(pads_from_pairs(c, c.get_lists("paddings"), true, false, &pads));
-      return emit_pad(c, c.const_i64(pads), nullptr, "constant");
+      return emit_pad(c, c.const_i64(pads), nullptr, "constant", &pads);
     });
 
 OPENACL_REGISTER_ASCEND_OP(PadV3)
@@ -1254,7 +1268,7 @@ OPENACL_REGISTER_ASCEND_OP(PadV3)
         OPENACL_RETURN_IF_ERROR(scalar_input(c, 2, "constant_values", &value));
         if (c.input_spec(2).dtype != c.input_spec(0).dtype) value = cast_to(c, value, c.input_spec(0).dtype);
       }
-      return emit_pad(c, c.const_i64(pads), value, mode);
+      return emit_pad(c, c.const_i64(pads), value, mode, &pads);
     });
 
 // ---------------------------------------------------------------- Fill, Tile, BroadcastTo
@@ -1423,6 +1437,11 @@ OPENACL_REGISTER_ASCEND_OP(OneHot)
         return c.bad_input("depth must be one value >= 1, not %s", ints_str(depth).c_str());
       const int64_t r = rank_of(c, 0);
       const int64_t axis = c.get_int("axis");
+      if (static_input(c, 0)) {
+        std::vector<int64_t> out = c.input_spec(0).dims;
+        out.push_back(depth[0]);
+        OPENACL_RETURN_IF_ERROR(check_size(c, out, c.input_spec(2).dtype));
+      }
       if (r >= 0 && (axis < -1 || axis > r))
         return c.bad_attr("axis %lld must be -1 or in [0, %lld] for x %s", ll(axis), ll(r),
                           c.input_spec(0).str().c_str());
