@@ -675,6 +675,58 @@ OPENACL_REGISTER_ASCEND_OP(StridedSliceD)
       return build_strided_slice(c, s, true);
     });
 
+// StridedSliceV2: StridedSlice with optional axes (the dims begin/end/strides
+// address; the rest are taken whole) and optional strides (1).
+OPENACL_REGISTER_ASCEND_OP(StridedSliceV2)
+    .summary("Strided slice with optional axes and strides inputs (constants); the masks as in StridedSlice")
+    .input("x").input("begin").input("end").optional_input("axes").optional_input("strides")
+    .output("y")
+    .attr_int("begin_mask", 0).attr_int("end_mask", 0).attr_int("ellipsis_mask", 0)
+    .attr_int("new_axis_mask", 0).attr_int("shrink_axis_mask", 0)
+    .dtypes(movable())
+    .build([](BuildContext& c) -> Status {
+      StridedSpec s = masks_of(c);
+      OPENACL_RETURN_IF_ERROR(need_const(c, 1, "begin", "StridedSliceD", &s.begin));
+      OPENACL_RETURN_IF_ERROR(need_const(c, 2, "end", "StridedSliceD", &s.end));
+      if (c.input(4)) OPENACL_RETURN_IF_ERROR(need_const(c, 4, "strides", "StridedSliceD", &s.strides));
+      else s.strides.assign(s.begin.size(), 1);
+      if (!c.input(3)) return build_strided_slice(c, s, false);
+      std::vector<int64_t> axes;
+      OPENACL_RETURN_IF_ERROR(need_const(c, 3, "axes", "StridedSliceD", &axes));
+      const size_t n = s.begin.size();
+      if (axes.size() != n || s.end.size() != n || s.strides.size() != n)
+        return c.bad_input("begin %s, end %s, axes %s and strides %s must have the same length",
+                           ints_str(s.begin).c_str(), ints_str(s.end).c_str(), ints_str(axes).c_str(),
+                           ints_str(s.strides).c_str());
+      if (s.ellipsis_mask != 0 || s.new_axis_mask != 0)
+        return c.bad_attr("ellipsis_mask and new_axis_mask are not supported together with axes; "
+                          "give begin/end/strides for every dim (StridedSlice) instead");
+      const int64_t r = rank_of(c, 0);
+      if (r < 0 || r > 62) return c.bad_input("x %s must have a known rank <= 62", c.input_spec(0).str().c_str());
+      // Dense spec: dims not in axes are taken whole; mask bit i of entry i moves to its dim.
+      StridedSpec d;
+      d.begin.assign(r, 0);
+      d.end.assign(r, 0);
+      d.strides.assign(r, 1);
+      d.begin_mask = d.end_mask = (int64_t{1} << r) - 1;
+      std::vector<bool> seen(r, false);
+      for (size_t i = 0; i < n; ++i) {
+        int64_t a = axes[i];
+        if (!norm_axis(&a, r) || seen[a])
+          return c.bad_input("axes %s: axis %lld is out of range [%lld, %lld] or repeated for x %s",
+                             ints_str(axes).c_str(), ll(axes[i]), ll(-r), ll(r - 1), c.input_spec(0).str().c_str());
+        seen[a] = true;
+        const int64_t bit = int64_t{1} << a;
+        d.begin[a] = s.begin[i];
+        d.end[a] = s.end[i];
+        d.strides[a] = s.strides[i];
+        if (!((s.begin_mask >> i) & 1)) d.begin_mask &= ~bit;
+        if (!((s.end_mask >> i) & 1)) d.end_mask &= ~bit;
+        if ((s.shrink_axis_mask >> i) & 1) d.shrink_axis_mask |= bit;
+      }
+      return build_strided_slice(c, d, false);
+    });
+
 // ---------------------------------------------------------------- Concat
 
 Status build_concat(BuildContext& c, const std::vector<Value*>& xs, size_t first, int64_t axis, bool attr) {

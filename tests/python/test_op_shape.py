@@ -266,6 +266,22 @@ def test_strided_slice_masks(device, index):
     np.testing.assert_array_equal(y, want)
 
 
+def test_strided_slice_v2_axes(device):
+    x = data((4, 5, 6), np.float32)
+    # axes [2, 0]: x[1:3, :, ::-2]; strides omitted -> 1
+    y, = run_op("StridedSliceV2", [x, i32([5, 1]), i32([-100, 3]), i32([2, 0]), i32([-2, 1])], consts=(1, 2, 3, 4))
+    np.testing.assert_array_equal(y, x[1:3, :, ::-2])
+    y, = run_op("StridedSliceV2", [x, i64([-1]), i64([0]), i64([1]), None], {"shrink_axis_mask": A.int(1)},
+                consts=(1, 2, 3))
+    np.testing.assert_array_equal(y, x[:, -1])
+    y, = run_op("StridedSliceV2", [x, i64([0, 1]), i64([0, 3]), None, None], {"begin_mask": A.int(1),
+                                                                            "end_mask": A.int(1)}, consts=(1, 2))
+    np.testing.assert_array_equal(y, x[:, 1:3])
+    expect_error(OP_INPUT_NOT_MATCH, "StridedSliceV2", [x, i32([0]), i32([1]), i32([3]), None], consts=(1, 2, 3))
+    expect_error(OP_ATTR_NOT_MATCH, "StridedSliceV2", [x, i32([0]), i32([1]), i32([0]), None],
+                 {"new_axis_mask": A.int(1)}, consts=(1, 2, 3))
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.int64, np.uint8, np.bool_])
 def test_strided_slice_dtypes(device, dtype):
     x = data((3, 4), dtype)
