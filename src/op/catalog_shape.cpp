@@ -418,6 +418,36 @@ OPENACL_REGISTER_ASCEND_OP(Flatten)
       return Status::Ok();
     });
 
+// FlattenV2 (torch.flatten): dims [axis, end_axis] become one.
+OPENACL_REGISTER_ASCEND_OP(FlattenV2)
+    .summary("Merges dims axis..end_axis of x into one (torch.flatten)")
+    .input("x")
+    .output("y")
+    .attr_int("axis", 1).attr_int("end_axis", -1)
+    .dtypes(movable())
+    .build([](BuildContext& c) -> Status {
+      if (!static_input(c, 0)) return c.bad_input("x %s needs known dims", c.input_spec(0).str().c_str());
+      const std::vector<int64_t>& xd = c.input_spec(0).dims;
+      const int64_t r = static_cast<int64_t>(xd.size());
+      int64_t a = c.get_int("axis"), e = c.get_int("end_axis");
+      const int64_t rr = std::max<int64_t>(r, 1);  // a scalar flattens as a 1-D tensor
+      if (!norm_axis(&a, rr) || !norm_axis(&e, rr) || a > e)
+        return c.bad_attr("axis %lld and end_axis %lld must name dims first..last of x %s", ll(c.get_int("axis")),
+                          ll(c.get_int("end_axis")), c.input_spec(0).str().c_str());
+      std::vector<int64_t> out;
+      if (r == 0) {
+        out = {1};
+      } else {
+        out.assign(xd.begin(), xd.begin() + a);
+        int64_t m = 1;
+        for (int64_t i = a; i <= e; ++i) m *= xd[i];
+        out.push_back(m);
+        out.insert(out.end(), xd.begin() + e + 1, xd.end());
+      }
+      c.set_output(0, c.add1("Reshape", {c.input(0), c.const_i64(out)}, onnx_attrs({{"allowzero", onnx_int(1)}})));
+      return Status::Ok();
+    });
+
 OPENACL_REGISTER_ASCEND_OP(Identity)
     .summary("Copies x to y")
     .input("x")

@@ -165,6 +165,11 @@ def test_expand_dims_squeeze_unsqueeze_flatten_identity(device):
     assert y.shape == (2, 12)
     y, = run_op("Flatten", [data((2, 3, 4), np.float32)], {"axis": A.int(2)})
     assert y.shape == (6, 4)
+    z = data((2, 3, 4, 5), np.int8)
+    for axis, end, shape in ((1, -1, (2, 60)), (0, 1, (6, 4, 5)), (-2, -1, (2, 3, 20)), (2, 2, (2, 3, 4, 5))):
+        y, = run_op("FlattenV2", [z], {"axis": A.int(axis), "end_axis": A.int(end)})
+        np.testing.assert_array_equal(y, z.reshape(shape))
+    expect_error(OP_ATTR_NOT_MATCH, "FlattenV2", [z], {"axis": A.int(3), "end_axis": A.int(1)})
     y, = run_op("Identity", [x])
     np.testing.assert_array_equal(y, x)
     e = np.zeros((0, 3), np.float32)
