@@ -1,8 +1,10 @@
 // The shape / data-movement part of the Ascend op catalogue (Transpose,
-// Reshape, Slice, StridedSlice, Concat*, Split*, Gather*, Pad*, Tile, Fill,
-// BroadcastTo, OneHot, Range, Shape, ...) and the ops whose output shape
-// depends on the data (NonZero, Where, Unique, UniqueWithCounts,
-// MaskedSelect), each built from the engine's ONNX ops.
+// Reshape, Squeeze, Flatten, Slice, StridedSlice*, Concat*, Pack, Unpack,
+// Split*, ReverseV2, Gather*, ScatterNd, Pad*, Tile, Fill, BroadcastTo, Expand,
+// OneHot, Range, Shape, Size, Rank) and the ops whose output shape depends on
+// the data (NonZero, Where, Unique, UniqueWithCounts, MaskedSelect: their
+// bounds() give aclopInferShape a finite range), each built from the engine's
+// ONNX ops.
 //
 // Ascend ops mirror TensorFlow's: shape-like operands (perm, axis, offsets,
 // paddings, multiples, ...) are *inputs* of the "V1/V2" ops and *attributes*
