@@ -131,11 +131,12 @@ enum class Layout { kNCHW, kNHWC };
 
 const char* layout_name(Layout l) { return l == Layout::kNCHW ? "NCHW" : "NHWC"; }
 
-// data_format of a 4-D image op (see the file comment for the desc fallback).
-Status image_layout(const BuildContext& c, Layout* out) {
+// data_format of a 4-D image op whose image is input `xi` (see the file
+// comment for the desc fallback).
+Status image_layout(const BuildContext& c, Layout* out, size_t xi = 0) {
   std::string f = c.get_string("data_format");
   if (!c.attr_set_by_caller("data_format")) {
-    const int fmt = c.input_spec(0).format;
+    const int fmt = c.input_spec(xi).format;
     if (fmt == kFormatNCHW) f = "NCHW";
     if (fmt == kFormatNHWC) f = "NHWC";
   }
@@ -145,9 +146,9 @@ Status image_layout(const BuildContext& c, Layout* out) {
   return Status::Ok();
 }
 
-// Image input 0 must be 4-D when its rank is known.
-Status check_image_rank(const BuildContext& c, Layout l) {
-  const TensorSpec& s = c.input_spec(0);
+// The image input must be 4-D when its rank is known.
+Status check_image_rank(const BuildContext& c, Layout l, size_t xi = 0) {
+  const TensorSpec& s = c.input_spec(xi);
   if (!s.unknown_rank() && s.dims.size() != 4)
     return c.bad_input("x must be 4-D (%s), got %s", layout_name(l), s.str().c_str());
   return Status::Ok();
@@ -230,9 +231,9 @@ const std::vector<DType>& matmul_types() {
 // The filter as ONNX OIHW. Its layout comes from its desc format (NCHW, NHWC,
 // HWCN); an ND filter follows data_format ([Cout, Cin/g, kH, kW] for NCHW,
 // [Cout, kH, kW, Cin/g] for NHWC).
-Value* filter_oihw(BuildContext& c, Layout l) {
-  Value* w = c.input(1);
-  const int fmt = c.input_spec(1).format;
+Value* filter_oihw(BuildContext& c, Layout l, size_t wi = 1) {
+  Value* w = c.input(wi);
+  const int fmt = c.input_spec(wi).format;
   if (fmt == kFormatHWCN) return transpose(c, w, {3, 2, 0, 1});
   if (fmt == kFormatNHWC || (fmt != kFormatNCHW && l == Layout::kNHWC)) return transpose(c, w, {0, 3, 1, 2});
   return w;
@@ -244,9 +245,9 @@ struct ConvGeom {
   std::vector<int64_t> pads;  // ONNX order
 };
 
-Status conv_geom(const BuildContext& c, ConvGeom* g) {
-  OPENACL_RETURN_IF_ERROR(image_layout(c, &g->layout));
-  OPENACL_RETURN_IF_ERROR(check_image_rank(c, g->layout));
+Status conv_geom(const BuildContext& c, ConvGeom* g, size_t xi = 0) {
+  OPENACL_RETURN_IF_ERROR(image_layout(c, &g->layout, xi));
+  OPENACL_RETURN_IF_ERROR(check_image_rank(c, g->layout, xi));
   OPENACL_RETURN_IF_ERROR(hw_of(c, "strides", g->layout, 1, &g->strides));
   OPENACL_RETURN_IF_ERROR(hw_of(c, "dilations", g->layout, 1, &g->dilations));
   return onnx_pads(c, "pads", &g->pads);
@@ -294,6 +295,72 @@ Status build_depthwise(BuildContext& c) {
   Value* w = transpose(c, c.input(1), {2, 3, 0, 1});                  // [C, K, kH, kW]
   w = c.add1("Reshape", {w, c.const_i64({-1, 1, 0, 0})});            // [C*K, 1, kH, kW]
   Value* y = conv_node(c, g, to_nchw(c, c.input(0), g.layout), w, channels);
+  c.set_output(0, from_nchw(c, y, g.layout));
+  return Status::Ok();
+}
+
+// Conv2DTranspose: the gradient of Conv2D with respect to its input, whose
+// shape input_size gives. The filter is the forward convolution's ([x's
+// channels, y's channels / groups, kH, kW] as NCHW), which is ONNX
+// ConvTranspose's W. ONNX derives the output size from pads and
+// output_padding, so input_size must be constant and fixes output_padding.
+Status build_conv2d_transpose(BuildContext& c) {
+  OPENACL_RETURN_IF_ERROR(reject_offset_w(c, 4));
+  // The op's first input is input_size, so the catalogue's dtype list (which
+  // checks input 0) cannot say this.
+  const DType xt = c.input_spec(1).dtype;
+  if (xt != DType::kFloat32 && xt != DType::kFloat16)
+    return c.unsupported("x has dtype %s; Conv2DTranspose takes float32 or float16", graph::dtype_name(xt));
+  const DType st = c.input_spec(0).dtype;
+  if (st != DType::kInt32 && st != DType::kInt64)
+    return c.bad_input("input_size must be int32 or int64, got %s", graph::dtype_name(st));
+  ConvGeom g;
+  OPENACL_RETURN_IF_ERROR(conv_geom(c, &g, 1));
+  const int64_t groups = c.get_int("groups");
+  if (groups < 1) return c.bad_attr("groups must be >= 1, got %lld", ll(groups));
+  const std::vector<int64_t> op = c.get_ints("output_padding");
+  if (op.size() != 4)
+    return c.bad_attr("output_padding must have 4 entries in data_format order, got %zu: %s", op.size(),
+                      ints_str(op).c_str());
+  const auto size = const_ints(c, 0);
+  if (!size)
+    return c.unsupported("input_size must be a constant (aclSetTensorConst / acl.set_tensor_const): the output "
+                         "shape is fixed when the op is compiled");
+  if (size->size() != 4)
+    return c.bad_input("input_size must hold 4 values (the output shape in data_format order), got %s",
+                       ints_str(*size).c_str());
+  const TensorSpec& xs = c.input_spec(1);
+  const TensorSpec& ws = c.input_spec(2);
+  if (xs.unknown_rank() || ws.unknown_rank() || ws.dims.size() != 4)
+    return c.unsupported("x and filter need known 4-D shapes to relate input_size to the pads");
+  const size_t hi = g.layout == Layout::kNCHW ? 2 : 1;
+  // kH, kW by the filter's layout (see filter_oihw).
+  const int fmt = ws.format;
+  std::array<int64_t, 2> k{};
+  if (fmt == kFormatHWCN) k = {ws.dims[0], ws.dims[1]};
+  else if (fmt == kFormatNHWC || (fmt != kFormatNCHW && g.layout == Layout::kNHWC)) k = {ws.dims[1], ws.dims[2]};
+  else k = {ws.dims[2], ws.dims[3]};
+  std::vector<int64_t> out_pad(2);
+  for (size_t i = 0; i < 2; ++i) {
+    const int64_t in = xs.dims[hi + i], want = (*size)[hi + i];
+    if (in < 0 || k[i] < 0)
+      return c.unsupported("x's and filter's H and W must be known to relate input_size to the pads");
+    const int64_t base = g.strides[i] * (in - 1) + g.dilations[i] * (k[i] - 1) + 1 - g.pads[i] - g.pads[i + 2];
+    out_pad[i] = want - base;
+    if (out_pad[i] < 0 || out_pad[i] >= std::max(g.strides[i], g.dilations[i]))
+      return c.bad_input("input_size %s does not fit x %s with this filter, strides, pads and dilations: %s %lld "
+                         "is out of reach (from %lld to %lld)",
+                         ints_str(*size).c_str(), xs.str().c_str(), i ? "W" : "H", ll(want), ll(base),
+                         ll(base + std::max(g.strides[i], g.dilations[i]) - 1));
+  }
+  std::vector<Value*> ins = {to_nchw(c, c.input(1), g.layout), filter_oihw(c, g.layout, 2)};
+  if (Value* b = c.input(3)) ins.push_back(cast_if(c, b, c.input_spec(3).dtype, xs.dtype));
+  Value* y = c.add1("ConvTranspose", std::move(ins),
+                    amap({{"strides", onnx_ints({g.strides[0], g.strides[1]})},
+                          {"dilations", onnx_ints({g.dilations[0], g.dilations[1]})},
+                          {"pads", onnx_ints(g.pads)},
+                          {"output_padding", onnx_ints(out_pad)},
+                          {"group", onnx_int(groups)}}));
   c.set_output(0, from_nchw(c, y, g.layout));
   return Status::Ok();
 }
@@ -722,6 +789,19 @@ OPENACL_REGISTER_ASCEND_OP(Conv2D)
     .attr_int("offset_x", 0)
     .dtypes(float_types())
     .build(build_conv2d);
+
+OPENACL_REGISTER_ASCEND_OP(Conv2DTranspose)
+    .summary("Transposed 2-D convolution (gradient of Conv2D w.r.t. its input) to the constant input_size")
+    .input("input_size").input("x").input("filter").optional_input("bias").optional_input("offset_w")
+    .output("y")
+    .required_attr("strides", Kind::kListInt)
+    .required_attr("pads", Kind::kListInt)
+    .attr_ints("dilations", {1, 1, 1, 1})
+    .attr_int("groups", 1)
+    .attr_string("data_format", "NHWC")
+    .attr_ints("output_padding", {0, 0, 0, 0})
+    .attr_int("offset_x", 0)
+    .build(build_conv2d_transpose);
 
 OPENACL_REGISTER_ASCEND_OP(DepthwiseConv2D)
     .summary("Depth-wise 2-D convolution, filter [kH, kW, C, multiplier]")
