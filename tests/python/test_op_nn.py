@@ -222,6 +222,50 @@ def test_depthwise_conv2d(device, dt, fmt):
     check(y, want if fmt == "NCHW" else nhwc(want), dt)
 
 
+def conv_t_ref(x, w, strides, pads, groups, out_hw):
+    """Transposed conv: x NCHW [N, Cx, H, W], w [Cx, Cy/g, kH, kW]; crops to out_hw."""
+    x, w = f32(x), f32(w)
+    n, cx, h, wd = x.shape
+    _, cyg, kh, kw = w.shape
+    cxg = cx // groups
+    canvas = np.zeros((n, cyg * groups, max((h - 1) * strides[0] + kh, pads[0] + out_hw[0]),
+                       max((wd - 1) * strides[1] + kw, pads[2] + out_hw[1])), np.float32)
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                canvas[:, g * cyg:(g + 1) * cyg, i:i + strides[0] * (h - 1) + 1:strides[0],
+                       j:j + strides[1] * (wd - 1) + 1:strides[1]] += np.einsum(
+                           "nchw,co->nohw", x[:, g * cxg:(g + 1) * cxg], w[g * cxg:(g + 1) * cxg, :, i, j])
+    return canvas[:, :, pads[0]:pads[0] + out_hw[0], pads[2]:pads[2] + out_hw[1]]
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+@pytest.mark.parametrize("fmt", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("groups,out_hw", [(1, (6, 7)), (2, (5, 8))])
+def test_conv2d_transpose(device, dt, fmt, groups, out_hw):
+    x = rand((2, 4, 3, 4), dt, 1)              # NCHW, 4 channels
+    w = rand((4, 6 // groups, 3, 3), dt, 2)    # [Cx, Cy/g, kH, kW]
+    bias = rand((6,), dt, 3)
+    pads = (1, 1, 1, 1)
+    want = conv_t_ref(x, w, (2, 2), pads, groups, out_hw) + f32(bias).reshape(1, -1, 1, 1)
+    size = [2, 6, out_hw[0], out_hw[1]] if fmt == "NCHW" else [2, out_hw[0], out_hw[1], 6]
+    attrs = {"strides": A.ints(in_format((2, 2), fmt)), "pads": A.ints(pads), "groups": A.int(groups),
+             "data_format": A.str(fmt)}
+    xin, win = (x, w) if fmt == "NCHW" else (nhwc(x), nhwc(w))
+    y, = run_op("Conv2DTranspose", [np.array(size, np.int32), xin, win, bias], attrs, consts=(0,))
+    check(y, want if fmt == "NCHW" else nhwc(want), dt)
+
+
+def test_conv2d_transpose_errors(device):
+    x, w = rand((1, 2, 3, 3), F32), rand((2, 2, 3, 3), F32)
+    attrs = {"strides": A.ints([1, 1, 1, 1]), "pads": A.ints([0, 0, 0, 0]), "data_format": A.str("NCHW")}
+    expect_error(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                 lambda: run_op("Conv2DTranspose", [np.array([1, 2, 9, 5], np.int32), x, w], attrs, consts=(0,)),
+                 "input_size", "out of reach")
+    expect_error(ACL_ERROR_OP_UNSUPPORTED_DATA_TYPE,
+                 lambda: run_op("Conv2DTranspose", [np.array([1, 2, 5, 5], np.int32), x, w], attrs), "constant")
+
+
 CONV_BAD = [  # attrs overriding good ones, expected words in the message
     ({"strides": A.ints([1, 1])}, ["strides", "4 entries"]),
     ({"strides": A.ints([2, 1, 1, 1])}, ["strides", "N and C"]),
