@@ -714,6 +714,23 @@ Status build_l2_normalize(BuildContext& c) {
   return Status::Ok();
 }
 
+// SoftmaxCrossEntropyWithLogits: per row, loss = -sum(labels *
+// log_softmax(features)) and backprop = softmax(features) - labels.
+Status build_softmax_ce(BuildContext& c) {
+  for (size_t i = 0; i < 2; ++i) {
+    const TensorSpec& s = c.input_spec(i);
+    if (!s.unknown_rank() && s.dims.size() != 2)
+      return c.bad_input("%s must be 2-D [batch, classes], got %s", i ? "labels" : "features", s.str().c_str());
+  }
+  const DType ft = c.input_spec(0).dtype;
+  Value* labels = cast_if(c, c.input(1), c.input_spec(1).dtype, ft);
+  Value* logp = c.add1("LogSoftmax", {c.input(0)}, amap({{"axis", onnx_int(-1)}}));
+  Value* sum = c.add1("ReduceSum", {c.add1("Mul", {labels, logp}), c.const_i64({-1})}, amap({{"keepdims", onnx_int(0)}}));
+  c.set_output(0, c.add1("Neg", {sum}));
+  c.set_output(1, c.add1("Sub", {c.add1("Softmax", {c.input(0)}, amap({{"axis", onnx_int(-1)}})), labels}));
+  return Status::Ok();
+}
+
 // ---------------------------------------------------------------------------
 // Registrations
 
@@ -1034,6 +1051,13 @@ OPENACL_REGISTER_ASCEND_OP(L2Normalize)
     .attr_ints("axis", {}).attr_float("eps", 1e-4f)
     .dtypes(float_types())
     .build(build_l2_normalize);
+
+OPENACL_REGISTER_ASCEND_OP(SoftmaxCrossEntropyWithLogits)
+    .summary("Per-row softmax cross-entropy of [batch, classes] logits and labels, with its gradient")
+    .input("features").input("labels")
+    .output("loss").output("backprop")
+    .dtypes(float_types())
+    .build(build_softmax_ce);
 
 }  // namespace
 }  // namespace openacl::op

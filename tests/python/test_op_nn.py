@@ -702,3 +702,14 @@ def test_l2_normalize(device, dt, axis):
 def test_l2_normalize_bad_axis(device):
     expect_error(ACL_ERROR_OP_ATTR_NOT_MATCH,
                  lambda: run_op("L2Normalize", [rand((2, 3), F32)], {"axis": A.ints([3])}), "axis", "out of range")
+
+
+@pytest.mark.parametrize("dt", FLOATS)
+def test_softmax_cross_entropy(device, dt):
+    logits = rand((4, 5), dt, 1, -3, 3)
+    labels = rng(2).dirichlet(np.ones(5), size=4).astype(dt)
+    z = f32(logits) - f32(logits).max(axis=1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    loss, grad = run_op("SoftmaxCrossEntropyWithLogits", [logits, labels], num_outputs=2)
+    check(loss, -(f32(labels) * logp).sum(axis=1), dt)
+    check(grad, np.exp(logp) - f32(labels), dt)
