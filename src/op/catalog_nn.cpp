@@ -518,6 +518,54 @@ const std::vector<DType>& bool_types() {
   return t;
 }
 
+// aclopInferShape bounds for the input forms: with constant axes the shape
+// is exact; with axes known only at run time each dim is either kept or
+// reduced, so with keep_dims it lies in [min(1, d), d] and without it even
+// the rank is open.
+Status reduce_bounds(const std::vector<TensorSpec>& in, const OpAttrs& attrs, std::vector<TensorSpec>* out) {
+  if (in.size() < 2 || out->empty()) return Status::Ok();
+  const TensorSpec& x = in[0];
+  TensorSpec& y = (*out)[0];
+  y.dtype = x.dtype;
+  if (x.unknown_rank()) {
+    y.dims = {-2};
+    y.range.clear();
+    return Status::Ok();
+  }
+  const auto it = attrs.find("keep_dims");
+  const bool keep = it != attrs.end() && it->second.i != 0;
+  const auto nit = attrs.find("noop_with_empty_axes");
+  const bool noop = nit == attrs.end() || nit->second.i != 0;
+  const int64_t r = static_cast<int64_t>(x.dims.size());
+  std::optional<std::vector<int64_t>> axes;
+  if (in[1].constant) axes = in[1].constant->to_int64();
+  y.range.clear();
+  if (axes) {
+    std::vector<bool> reduced(static_cast<size_t>(r), axes->empty() && !noop);
+    for (int64_t a : *axes) {
+      int64_t n = 0;
+      if (norm_axis(a, r, &n)) reduced[static_cast<size_t>(n)] = true;
+    }
+    y.dims.clear();
+    for (int64_t i = 0; i < r; ++i) {
+      if (!reduced[static_cast<size_t>(i)]) y.dims.push_back(x.dims[static_cast<size_t>(i)]);
+      else if (keep) y.dims.push_back(1);
+    }
+    bool open = false;
+    for (int64_t d : y.dims) open = open || d < 0;
+    if (open)
+      for (int64_t d : y.dims) y.range.push_back(d < 0 ? std::pair<int64_t, int64_t>{0, -1} : std::pair{d, d});
+    return Status::Ok();
+  }
+  if (!keep) {
+    y.dims = {-2};
+    return Status::Ok();
+  }
+  y.dims.assign(static_cast<size_t>(r), -1);
+  for (int64_t d : x.dims) y.range.push_back({d < 0 ? 0 : std::min<int64_t>(1, d), d});
+  return Status::Ok();
+}
+
 // ---------------------------------------------------------------------------
 // Arg-max / arg-min / top-k
 
@@ -612,6 +660,42 @@ Status build_topk(BuildContext& c, bool v2) {
                     2);
   c.set_output(0, outs[0]);
   c.set_output(1, cast_if(c, outs[1], DType::kInt64, idx));
+  return Status::Ok();
+}
+
+// aclopInferShape bounds for TopK / TopKV2: k (when not constant) decides
+// the size along dim, at most x's size there.
+Status topk_bounds(const std::vector<TensorSpec>& in, const OpAttrs& attrs, std::vector<TensorSpec>* out, bool v2) {
+  if (in.size() < 2 || out->size() < 2) return Status::Ok();
+  const TensorSpec& x = in[0];
+  DType idx = DType::kInt32;
+  if (v2) {
+    const auto it = attrs.find("indices_dtype");
+    if (it != attrs.end() && it->second.i == kAclInt64) idx = DType::kInt64;
+  }
+  (*out)[0].dtype = x.dtype;
+  (*out)[1].dtype = idx;
+  if (x.unknown_rank() || x.dims.empty()) {
+    for (TensorSpec& o : *out) o.dims = x.dims, o.range.clear();
+    return Status::Ok();
+  }
+  const auto dit = attrs.find("dim");
+  const int64_t r = static_cast<int64_t>(x.dims.size());
+  int64_t axis = r - 1;
+  if (dit != attrs.end() && !norm_axis(dit->second.i, r, &axis)) return Status::Ok();  // build() reports it
+  std::vector<int64_t> dims = x.dims;
+  const int64_t n = x.dims[static_cast<size_t>(axis)];
+  std::optional<std::vector<int64_t>> k;
+  if (in[1].constant) k = in[1].constant->to_int64();
+  dims[static_cast<size_t>(axis)] = k && k->size() == 1 ? (*k)[0] : -1;
+  std::vector<std::pair<int64_t, int64_t>> range;
+  bool open = false;
+  for (int64_t d : dims) open = open || d < 0;
+  if (open)
+    for (size_t i = 0; i < dims.size(); ++i)
+      range.push_back(dims[i] >= 0 ? std::pair{dims[i], dims[i]}
+                                   : std::pair<int64_t, int64_t>{0, i == static_cast<size_t>(axis) ? n : -1});
+  for (size_t o = 0; o < 2; ++o) (*out)[o].dims = dims, (*out)[o].range = range;
   return Status::Ok();
 }
 
@@ -936,6 +1020,7 @@ void register_reduce(const char* ascend, const char* onnx, const char* what, con
       .attr_bool("keep_dims", false)
       .attr_bool("noop_with_empty_axes", true)
       .dtypes(types)
+      .bounds(reduce_bounds)
       .build([onnx](BuildContext& c) { return build_reduce(c, onnx, false); });
   OpDefRegistration((std::string(ascend) + "D").c_str())
       .summary(std::string(what) + " over the dims in the axes attribute ([] = every dim)")
@@ -1017,6 +1102,9 @@ OPENACL_REGISTER_ASCEND_OP(TopK)
     .output("values").output("indices")
     .attr_bool("sorted", true).attr_bool("largest", true).attr_int("dim", -1)
     .dtypes(numeric_types())
+    .bounds([](const std::vector<TensorSpec>& in, const OpAttrs& a, std::vector<TensorSpec>* out) {
+      return topk_bounds(in, a, out, false);
+    })
     .build([](BuildContext& c) { return build_topk(c, false); });
 
 OPENACL_REGISTER_ASCEND_OP(TopKV2)
@@ -1025,6 +1113,9 @@ OPENACL_REGISTER_ASCEND_OP(TopKV2)
     .output("values").output("indices")
     .attr_bool("sorted", true).attr_int("dim", -1).attr_bool("largest", true).attr_int("indices_dtype", kAclInt32)
     .dtypes(numeric_types())
+    .bounds([](const std::vector<TensorSpec>& in, const OpAttrs& a, std::vector<TensorSpec>* out) {
+      return topk_bounds(in, a, out, true);
+    })
     .build([](BuildContext& c) { return build_topk(c, true); });
 
 OPENACL_REGISTER_ASCEND_OP(LayerNorm)
