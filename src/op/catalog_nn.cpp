@@ -444,8 +444,9 @@ const std::vector<DType>& max_pool_types() {
 // ---------------------------------------------------------------------------
 // Reductions
 
-// Normalises constant axes against x's rank: in range, no repeats.
-Status check_axes(const BuildContext& c, const std::vector<int64_t>& axes, bool from_attr) {
+// Normalises constant axes against x's rank: in range, no repeats. `name`:
+// the attribute or input that holds them.
+Status check_axes(const BuildContext& c, const std::vector<int64_t>& axes, bool from_attr, const char* name = "axes") {
   const TensorSpec& xs = c.input_spec(0);
   if (xs.unknown_rank()) return Status::Ok();
   const int64_t r = static_cast<int64_t>(xs.dims.size());
@@ -457,10 +458,10 @@ Status check_axes(const BuildContext& c, const std::vector<int64_t>& axes, bool 
     if (!ok || std::find(seen.begin(), seen.end(), n) != seen.end()) {
       const char* why = ok ? "repeats an axis" : "is out of range";
       if (from_attr)
-        return c.bad_attr("axes %s %s for x %s (valid: [%lld, %lld])", ints_str(axes).c_str(), why, xs.str().c_str(),
-                          ll(-std::max<int64_t>(r, 1)), ll(std::max<int64_t>(r, 1) - 1));
-      return c.bad_input("axes %s %s for x %s (valid: [%lld, %lld])", ints_str(axes).c_str(), why, xs.str().c_str(),
-                         ll(-std::max<int64_t>(r, 1)), ll(std::max<int64_t>(r, 1) - 1));
+        return c.bad_attr("%s %s %s for x %s (valid: [%lld, %lld])", name, ints_str(axes).c_str(), why,
+                          xs.str().c_str(), ll(-std::max<int64_t>(r, 1)), ll(std::max<int64_t>(r, 1) - 1));
+      return c.bad_input("%s %s %s for x %s (valid: [%lld, %lld])", name, ints_str(axes).c_str(), why,
+                         xs.str().c_str(), ll(-std::max<int64_t>(r, 1)), ll(std::max<int64_t>(r, 1) - 1));
     }
     seen.push_back(n);
   }
@@ -489,6 +490,9 @@ Status build_reduce(BuildContext& c, const char* onnx_op, bool axes_attr) {
   }
   const bool noop = c.get_bool("noop_with_empty_axes");
   axes = const_ints(c, 1);
+  // An axes tensor of 0 elements is empty whatever its buffer holds (and
+  // aclSetTensorConst refuses 0 bytes, so this is how callers pass []).
+  if (!axes && c.input_spec(1).elements() == 0) axes = std::vector<int64_t>{};
   if (axes) {
     OPENACL_RETURN_IF_ERROR(check_axes(c, *axes, false));
     if (axes->empty() && noop) {
@@ -539,6 +543,7 @@ Status reduce_bounds(const std::vector<TensorSpec>& in, const OpAttrs& attrs, st
   const int64_t r = static_cast<int64_t>(x.dims.size());
   std::optional<std::vector<int64_t>> axes;
   if (in[1].constant) axes = in[1].constant->to_int64();
+  else if (in[1].elements() == 0) axes = std::vector<int64_t>{};
   y.range.clear();
   if (axes) {
     std::vector<bool> reduced(static_cast<size_t>(r), axes->empty() && !noop);
@@ -786,7 +791,7 @@ Status build_batch_norm(BuildContext& c) {
 // L2Normalize: y = x / sqrt(max(sum(x^2 over axis), eps)); axis [] = all dims.
 Status build_l2_normalize(BuildContext& c) {
   std::vector<int64_t> axes = c.get_ints("axis");
-  OPENACL_RETURN_IF_ERROR(check_axes(c, axes, true));
+  OPENACL_RETURN_IF_ERROR(check_axes(c, axes, true, "axis"));
   const float eps = c.get_float("eps");
   if (!(eps >= 0)) return c.bad_attr("eps must be >= 0, got %g", static_cast<double>(eps));
   const DType xt = c.input_spec(0).dtype;
