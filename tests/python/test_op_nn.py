@@ -4,6 +4,8 @@ dynamic-shape flow (op_util.run_op: infer_shape -> execute_v2)."""
 import numpy as np
 import pytest
 
+import acl
+import op_util
 from op_util import A, OpError, run_op
 
 ACL_ERROR_INVALID_PARAM = 100000
@@ -264,6 +266,65 @@ def test_conv2d_transpose_errors(device):
                  "input_size", "out of reach")
     expect_error(ACL_ERROR_OP_UNSUPPORTED_DATA_TYPE,
                  lambda: run_op("Conv2DTranspose", [np.array([1, 2, 5, 5], np.int32), x, w], attrs), "constant")
+
+
+ACL_FORMAT_NCHW, ACL_FORMAT_NHWC, ACL_FORMAT_HWCN = 0, 1, 16
+
+
+class _DescFormats:
+    """Stands in for the acl module inside op_util.run_op so that the first
+    input descs it creates get the given formats (None: ND, as run_op does)."""
+
+    def __init__(self, formats):
+        self._formats = list(formats)
+
+    def __getattr__(self, name):
+        return getattr(acl, name)
+
+    def create_tensor_desc(self, dtype, dims, fmt):
+        if self._formats:
+            f = self._formats.pop(0)
+            fmt = fmt if f is None else f
+        return acl.create_tensor_desc(dtype, dims, fmt)
+
+
+def run_op_formats(monkeypatch, formats, *args, **kwargs):
+    monkeypatch.setattr(op_util, "acl", _DescFormats(formats))
+    try:
+        return run_op(*args, **kwargs)
+    finally:
+        monkeypatch.setattr(op_util, "acl", acl)
+
+
+FILTER_FORMATS = [  # data_format, filter desc format, OIHW -> that layout
+    ("NCHW", ACL_FORMAT_NCHW, lambda w: w),
+    ("NCHW", ACL_FORMAT_NHWC, nhwc),
+    ("NHWC", ACL_FORMAT_HWCN, lambda w: np.ascontiguousarray(np.transpose(w, (2, 3, 1, 0)))),
+    ("NHWC", ACL_FORMAT_NCHW, lambda w: w),
+]
+
+
+@pytest.mark.parametrize("fmt,wfmt,layout", FILTER_FORMATS)
+def test_conv2d_filter_formats(device, monkeypatch, fmt, wfmt, layout):
+    x, w = rand((1, 4, 5, 6), F32, 1), rand((3, 4, 3, 2), F32, 2)
+    want = conv_ref(x, w, (1, 1), (1, 0, 0, 1), (1, 1), 1)
+    attrs = {"strides": A.ints([1, 1, 1, 1]), "pads": A.ints([1, 0, 0, 1]), "data_format": A.str(fmt)}
+    y, = run_op_formats(monkeypatch, [None, wfmt], "Conv2D", [x if fmt == "NCHW" else nhwc(x), layout(w)], attrs)
+    check(y, want if fmt == "NCHW" else nhwc(want), F32)
+
+
+def test_image_ops_take_layout_from_x_desc(device, monkeypatch):
+    """Without data_format an x described as NCHW is NCHW (the default is NHWC)."""
+    x, w = rand((1, 4, 5, 6), F32, 1), rand((3, 4, 3, 3), F32, 2)
+    y, = run_op_formats(monkeypatch, [ACL_FORMAT_NCHW, ACL_FORMAT_NCHW], "Conv2D", [x, w],
+                        {"strides": A.ints([1, 1, 1, 1]), "pads": A.ints([0, 0, 0, 0])})
+    check(y, conv_ref(x, w, (1, 1), (0, 0, 0, 0), (1, 1), 1), F32)
+    y, = run_op_formats(monkeypatch, [ACL_FORMAT_NCHW], "MaxPool", [x],
+                        {"ksize": A.ints([1, 1, 2, 2]), "strides": A.ints([1, 1, 2, 2]), "padding": A.str("VALID")})
+    check(y, pool_ref(x, (2, 2), (2, 2), (0, 0, 0, 0), "max"), F32)
+    y, = run_op_formats(monkeypatch, [ACL_FORMAT_NHWC], "MaxPoolV3", [nhwc(x)],
+                        {"ksize": A.ints([1, 2, 2, 1]), "strides": A.ints([1, 2, 2, 1])})
+    check(y, nhwc(pool_ref(x, (2, 2), (2, 2), (0, 0, 0, 0), "max")), F32)
 
 
 CONV_BAD = [  # attrs overriding good ones, expected words in the message
@@ -715,3 +776,17 @@ def test_softmax_cross_entropy(device, dt):
     loss, grad = run_op("SoftmaxCrossEntropyWithLogits", [logits, labels], num_outputs=2)
     check(loss, -(f32(labels) * logp).sum(axis=1), dt)
     check(grad, np.exp(logp) - f32(labels), dt)
+
+
+def test_arg_max_dimension_must_be_constant(device):
+    x = rand((2, 3), F32)
+    expect_error(ACL_ERROR_OP_UNSUPPORTED_DATA_TYPE, lambda: run_op("ArgMaxV2", [x, np.array(1, np.int32)]),
+                 "ArgMaxV2", "dimension", "constant")
+
+
+def test_errors_name_the_op(device):
+    e = expect_error(ACL_ERROR_OP_ATTR_NOT_MATCH,
+                     lambda: run_op("AvgPool", [rand((1, 4, 4, 1), F32)],
+                                    {"ksize": A.ints([1, 2, 2]), "strides": A.ints([1, 1, 1, 1]),
+                                     "padding": A.str("VALID")}))
+    assert "AvgPool" in e.msg and "[1,2,2]" in e.msg, e.msg
