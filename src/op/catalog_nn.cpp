@@ -748,14 +748,20 @@ Status build_layer_norm(BuildContext& c) {
   return Status::Ok();
 }
 
-// BatchNorm (inference): per-channel y = (x - mean) / sqrt(variance + eps) *
-// scale + offset. Outputs 1..4 repeat mean / variance (what CANN reports in
-// inference); reserve_space_3 is one unused element.
+// BatchNorm: per channel y = (x - mean) / sqrt(variance + epsilon) * scale +
+// offset, on [N, C, ...] (NCHW, NCDHW) or [N, ..., C] (NHWC, NDHWC).
+//  - inference (is_training=false): the mean / variance inputs; outputs 1..4
+//    repeat them (what CANN reports then).
+//  - training: the batch's mean and (biased) variance normalise x;
+//    batch_mean / batch_variance are the moving statistics updated with
+//    exponential_avg_factor f: (1 - f) * old + f * batch, the batch variance
+//    with Bessel's correction, old mean 0 and old variance 1 when the inputs
+//    are omitted; reserve_space_1 is the batch mean and reserve_space_2 the
+//    saved 1 / sqrt(epsilon + variance).
+// reserve_space_3 is one unused element (TensorFlow compatibility).
 Status build_batch_norm(BuildContext& c) {
-  if (c.get_bool("is_training"))
-    return c.unsupported("is_training=true (batch statistics) is not supported: set is_training=false and pass "
-                         "mean and variance");
-  if (!c.input(3) || !c.input(4))
+  const bool training = c.get_bool("is_training");
+  if (!training && (!c.input(3) || !c.input(4)))
     return c.bad_input("inference (is_training=false) needs the mean and variance inputs");
   std::string f = c.get_string("data_format");
   if (!c.attr_set_by_caller("data_format")) {
@@ -769,6 +775,11 @@ Status build_batch_norm(BuildContext& c) {
   int64_t r = 0;
   OPENACL_RETURN_IF_ERROR(known_rank(c, 0, "x", &r));
   if (r < 2) return c.bad_input("x must have rank >= 2 ([N, ..., C] or [N, C, ...]), got %s", c.input_spec(0).str().c_str());
+  const float eps = c.get_float("epsilon");
+  if (!(eps >= 0)) return c.bad_attr("epsilon must be >= 0, got %g", static_cast<double>(eps));
+  const float factor = c.get_float("exponential_avg_factor");
+  if (!(factor >= 0 && factor <= 1))
+    return c.bad_attr("exponential_avg_factor must be in [0, 1], got %g", static_cast<double>(factor));
   Value* x = c.input(0);
   std::vector<int64_t> to_cf(static_cast<size_t>(r)), from_cf(static_cast<size_t>(r));
   if (channel_last) {
@@ -779,12 +790,54 @@ Status build_batch_norm(BuildContext& c) {
     for (int64_t i = 1; i < r - 1; ++i) from_cf[static_cast<size_t>(i)] = i + 1;
     x = transpose(c, x, to_cf);
   }
-  Value* y = c.add1("BatchNormalization", {x, c.input(1), c.input(2), c.input(3), c.input(4)},
-                    amap({{"epsilon", onnx_float(c.get_float("epsilon"))}}));
+  Value* mean = c.input(3);
+  Value* var = c.input(4);
+  std::vector<Value*> stats(5, nullptr);  // outputs 1..4
+  if (training) {
+    // Elements per channel, for Bessel's correction.
+    int64_t n = 1;
+    const std::vector<int64_t>& d = c.input_spec(0).dims;
+    for (int64_t i = 0; i < r; ++i)
+      if (i != (channel_last ? r - 1 : 1)) {
+        if (d[static_cast<size_t>(i)] < 0)
+          return c.unsupported("is_training=true needs x's dims (other than C) known when compiled, got %s",
+                               c.input_spec(0).str().c_str());
+        n *= d[static_cast<size_t>(i)];
+      }
+    if (n == 0) return c.bad_input("is_training=true needs a non-empty batch, got x %s", c.input_spec(0).str().c_str());
+    std::vector<int64_t> axes = {0};
+    for (int64_t i = 2; i < r; ++i) axes.push_back(i);
+    // Statistics in float32 whatever x is (scale, offset and the stats are float32).
+    Value* xf = cast_if(c, x, c.input_spec(0).dtype, DType::kFloat32);
+    const graph::AttributeMap keep = amap({{"keepdims", onnx_int(1)}});
+    Value* mk = c.add1("ReduceMean", {xf, c.const_i64(axes)}, keep);
+    Value* dev = c.add1("Sub", {xf, mk});
+    Value* vk = c.add1("ReduceMean", {c.add1("Mul", {dev, dev}), c.const_i64(axes)}, keep);
+    Value* bmean = c.add1("Reshape", {mk, c.const_i64({-1})});
+    Value* bvar = c.add1("Reshape", {vk, c.const_i64({-1})});
+    const double bessel = static_cast<double>(n) / static_cast<double>(std::max<int64_t>(n - 1, 1));
+    Value* unbiased = c.add1("Mul", {bvar, c.const_scalar(DType::kFloat32, bessel)});
+    auto blend = [&](Value* batch, Value* old, double old_default) -> Value* {
+      if (factor == 1.0f) return c.add1("Identity", {batch});
+      Value* fresh = c.add1("Mul", {batch, c.const_scalar(DType::kFloat32, factor)});
+      Value* kept = old ? c.add1("Mul", {old, c.const_scalar(DType::kFloat32, 1.0 - factor)})
+                        : c.const_scalar(DType::kFloat32, (1.0 - factor) * old_default);
+      return c.add1("Add", {kept, fresh});
+    };
+    stats[1] = blend(bmean, mean, 0.0);
+    stats[2] = blend(unbiased, var, 1.0);
+    stats[3] = c.add1("Identity", {bmean});
+    stats[4] = c.add1("Reciprocal", {c.add1("Sqrt", {c.add1("Add", {bvar, c.const_scalar(DType::kFloat32, eps)})})});
+    mean = bmean;
+    var = bvar;
+  } else {
+    for (size_t o = 1; o < 5; ++o) stats[o] = c.add1("Identity", {o % 2 ? mean : var});
+  }
+  Value* y = c.add1("BatchNormalization", {x, c.input(1), c.input(2), mean, var}, amap({{"epsilon", onnx_float(eps)}}));
   if (channel_last) y = transpose(c, y, from_cf);
   c.set_output(0, y);
-  for (size_t o = 1; o < 5 && o < c.num_outputs(); ++o) c.set_output(o, c.add1("Identity", {c.input(o % 2 ? 3 : 4)}));
-  if (c.num_outputs() > 5) c.set_output(5, c.add1("Identity", {c.const_f32({0.0f})}));
+  for (size_t o = 1; o < 5 && o < c.num_outputs(); ++o) c.set_output(o, stats[o]);
+  if (c.num_outputs() > 5) c.set_output(5, c.add1("Identity", {c.const_f32({0.0f}, {1})}));
   return Status::Ok();
 }
 
@@ -1132,11 +1185,12 @@ OPENACL_REGISTER_ASCEND_OP(LayerNorm)
     .build(build_layer_norm);
 
 OPENACL_REGISTER_ASCEND_OP(BatchNorm)
-    .summary("Batch normalisation with given mean/variance (inference, is_training=false)")
+    .summary("Batch normalisation: batch statistics (is_training) or the given mean/variance (inference)")
     .input("x").input("scale").input("offset").optional_input("mean").optional_input("variance")
     .output("y").output("batch_mean").output("batch_variance").output("reserve_space_1").output("reserve_space_2")
     .optional_output("reserve_space_3")
     .attr_float("epsilon", 1e-4f).attr_string("data_format", "NHWC").attr_bool("is_training", true)
+    .attr_float("exponential_avg_factor", 1.0f)
     .dtypes(float_types())
     .build(build_batch_norm);
 

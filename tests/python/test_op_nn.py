@@ -740,14 +740,44 @@ def test_batch_norm_inference(device, dt, fmt):
         check(o, ref, F32)
 
 
+@pytest.mark.parametrize("dt", FLOATS)
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("factor,with_stats", [(1.0, False), (0.25, True), (0.5, False)])
+def test_batch_norm_training(device, dt, fmt, factor, with_stats):
+    x = rand((3, 2, 4, 5), dt, 1, -2, 2)  # NCHW
+    scale, offset = rand((2,), F32, 2), rand((2,), F32, 3)
+    old_mean, old_var = rand((2,), F32, 4), rand((2,), F32, 5, 0.5, 2.0)
+    eps = 1e-3
+    xf = f32(x)
+    bm, bv = xf.mean(axis=(0, 2, 3)), xf.var(axis=(0, 2, 3))
+    n = xf.size // 2
+    want_y = (xf - bm.reshape(2, 1, 1)) / np.sqrt(bv.reshape(2, 1, 1) + eps) * scale.reshape(2, 1, 1) \
+        + offset.reshape(2, 1, 1)
+    om, ov = (old_mean, old_var) if with_stats else (np.zeros(2, F32), np.ones(2, F32))
+    inputs = [x if fmt == "NCHW" else nhwc(x), scale, offset] + ([old_mean, old_var] if with_stats else [])
+    outs = run_op("BatchNorm", inputs, {"epsilon": A.float(eps), "data_format": A.str(fmt),
+                                        "exponential_avg_factor": A.float(factor)}, num_outputs=6)
+    check(outs[0], want_y if fmt == "NCHW" else nhwc(want_y), dt)
+    tol = dict(rtol=2e-3, atol=2e-3) if dt == F16 else dict(rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(outs[1], (1 - factor) * om + factor * bm, **tol)
+    np.testing.assert_allclose(outs[2], (1 - factor) * ov + factor * bv * n / (n - 1), **tol)
+    np.testing.assert_allclose(outs[3], bm, **tol)
+    np.testing.assert_allclose(outs[4], 1 / np.sqrt(bv + eps), **tol)
+    assert outs[5].shape == (1,) and all(o.dtype == F32 for o in outs[1:])
+
+
 def test_batch_norm_errors(device):
     x = rand((1, 2, 2, 3), F32)
     p = [rand((3,), F32, i, 0.5, 1.0) for i in range(4)]
-    expect_error(ACL_ERROR_OP_UNSUPPORTED_DATA_TYPE, lambda: run_op("BatchNorm", [x] + p, num_outputs=5),
-                 "is_training")
+    expect_error(ACL_ERROR_OP_INPUT_NOT_MATCH,
+                 lambda: run_op("BatchNorm", [x] + p[:2], {"is_training": A.bool(False)}, num_outputs=5),
+                 "mean and variance")
     expect_error(ACL_ERROR_OP_ATTR_NOT_MATCH,
                  lambda: run_op("BatchNorm", [x] + p, {"is_training": A.bool(False), "data_format": A.str("HW")},
                                 num_outputs=5), "data_format")
+    expect_error(ACL_ERROR_OP_ATTR_NOT_MATCH,
+                 lambda: run_op("BatchNorm", [x] + p, {"exponential_avg_factor": A.float(2.0)}, num_outputs=5),
+                 "exponential_avg_factor")
 
 
 @pytest.mark.parametrize("dt", FLOATS)
