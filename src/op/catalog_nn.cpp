@@ -950,7 +950,8 @@ OPENACL_REGISTER_ASCEND_OP(Conv2D)
     .build(build_conv2d);
 
 OPENACL_REGISTER_ASCEND_OP(Conv2DTranspose)
-    .summary("Transposed 2-D convolution (gradient of Conv2D w.r.t. its input) to the constant input_size")
+    .summary("Transposed 2-D convolution (gradient of Conv2D w.r.t. its input) to the constant input_size; "
+             "x and filter float32 or float16")
     .input("input_size").input("x").input("filter").optional_input("bias").optional_input("offset_w")
     .output("y")
     .required_attr("strides", Kind::kListInt)

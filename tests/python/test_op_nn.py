@@ -121,7 +121,7 @@ def test_matmul_errors(device):
                  lambda: run_op("MatMulV2", [a3[0], b, None, np.zeros((5,), np.int8)]), "offset_w")
 
 
-@pytest.mark.parametrize("dt", [F32, F16, np.int32])
+@pytest.mark.parametrize("dt", [F32, F16, np.int32, np.int64, np.int8, np.uint8])
 @pytest.mark.parametrize("fmt", ["NHWC", "NCHW", None])
 def test_bias_add(device, dt, fmt):
     x = rand((2, 3, 4, 5), dt, 1)
@@ -443,6 +443,15 @@ def test_pool_v2_calculated(device, dt, k, s, pads, ceil, fmt):
         y, = run_op("AvgPoolV2", [xin], dict(base, exclusive=A.bool(exclusive)))
         want = pool_ref(x, k, s, pads, "avg", ceil, count_pad=not exclusive)
         check(y, want if fmt == "NCHW" else nhwc(want), dt)
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8])
+def test_max_pool_v3_integers(device, dt):
+    x = rand((1, 2, 5, 6), dt, 8)
+    attrs = {"ksize": A.ints([1, 1, 3, 3]), "strides": A.ints([1, 1, 2, 2]), "pads": A.ints([1, 1, 1, 1]),
+             "ceil_mode": A.bool(True)}
+    y, = run_op("MaxPoolV3", [x], attrs)
+    check(y, pool_ref(x, (3, 3), (2, 2), (1, 1, 1, 1), "max", True).astype(dt), dt)
 
 
 @pytest.mark.parametrize("mode", ["SAME", "VALID"])
