@@ -119,6 +119,22 @@ def test_matmul_errors(device):
                  "transpose_x1")
     expect_error(ACL_ERROR_OP_UNSUPPORTED_DATA_TYPE,
                  lambda: run_op("MatMulV2", [a3[0], b, None, np.zeros((5,), np.int8)]), "offset_w")
+    # Inner dims that do not match: the engine's shape check, reported against the op.
+    expect_error(ACL_ERROR_OP_INPUT_NOT_MATCH, lambda: run_op("MatMulV2", [rand((3, 4), F32), rand((5, 6), F32)]),
+                 "MatMulV2")
+    expect_error(ACL_ERROR_OP_INPUT_NOT_MATCH, lambda: run_op("MatMul", [rand((3, 4), F32), rand((4, 5), F16)]),
+                 "same dtype")
+
+
+def test_mixed_precision_parameters(device):
+    """float32 bias / gamma / beta with float16 data (as CANN allows) are cast to the data's type."""
+    a, b, bias = rand((3, 4), F16, 1), rand((4, 5), F16, 2), rand((5,), F32, 3)
+    y, = run_op("MatMulV2", [a, b, bias])
+    check(y, f32(a) @ f32(b) + bias, F16)
+    x, g, be = rand((2, 6), F16, 4), rand((6,), F32, 5), rand((6,), F32, 6)
+    y, _, _ = run_op("LayerNorm", [x, g, be], {"begin_norm_axis": A.int(1), "begin_params_axis": A.int(1)},
+                     num_outputs=3)
+    check(y, layer_norm_ref(x, g, be, 1, 1, 1e-7)[0], F16)
 
 
 @pytest.mark.parametrize("dt", [F32, F16, np.int32, np.int64, np.int8, np.uint8])
@@ -359,6 +375,10 @@ def test_conv2d_missing_required(device, missing):
 
 def test_conv2d_bad_inputs(device):
     attrs = {"strides": A.ints([1, 1, 1, 1]), "pads": A.ints([0, 0, 0, 0]), "data_format": A.str("NCHW")}
+    expect_error(ACL_ERROR_OP_INPUT_NOT_MATCH,  # 3 channels, the filter takes 2
+                 lambda: run_op("Conv2D", [rand((1, 3, 4, 4), F32), rand((2, 2, 3, 3), F32)], attrs), "Conv2D")
+    expect_error(ACL_ERROR_OP_INPUT_NOT_MATCH,  # window larger than the padded image
+                 lambda: run_op("Conv2D", [rand((1, 2, 2, 2), F32), rand((2, 2, 3, 3), F32)], attrs), "Conv2D")
     expect_error(ACL_ERROR_OP_INPUT_NOT_MATCH,
                  lambda: run_op("Conv2D", [rand((2, 4, 4), F32), rand((2, 2, 3, 3), F32)], attrs), "4-D")
     expect_error(ACL_ERROR_OP_UNSUPPORTED_DATA_TYPE,
@@ -666,7 +686,8 @@ def test_topk(device, dt, op):
     for dim, k, largest in ((-1, 2, True), (1, 3, False), (0, 3, True), (-2, 0, True)):
         vals, idx = topk_ref(x, k, dim, largest)
         for const_k in (True, False):
-            y, i = run_op(op, [x, np.array(k, np.int32)], {"dim": A.int(dim), "largest": A.bool(largest)},
+            y, i = run_op(op, [x, np.array(k, np.int32)],
+                          {"dim": A.int(dim), "largest": A.bool(largest), "sorted": A.bool(const_k)},
                           num_outputs=2, consts=(1,) if const_k else ())
             check(y, vals, dt)
             check(i, idx.astype(np.int32), np.int32)
