@@ -17,7 +17,10 @@
 //    (aclSetTensorConst) or known dims; when they are missing the entry says
 //    which input must be constant.
 //  - int64 results of ONNX ops (ArgMax, TopK indices) are cast to the index
-//    type the Ascend op reports (int32 unless a dtype attribute asks for int64).
+//    type the Ascend op reports: its dtype / indices_dtype attribute when set,
+//    else the output desc's int32 / int64, else the op's default.
+//  - Reductions with an axes input follow CANN's noop_with_empty_axes
+//    (default true: [] returns x); the D forms reduce every dim for [].
 #include <algorithm>
 #include <array>
 #include <cstdint>
