@@ -37,6 +37,8 @@ const std::vector<DType> kSigned = {DType::kFloat32, DType::kFloat16, DType::kFl
 const std::vector<DType> kRealBool = {DType::kFloat32, DType::kFloat16, DType::kFloat64, DType::kInt8, DType::kInt16,
                                       DType::kInt32,   DType::kInt64,   DType::kUInt8,   DType::kBool};
 const std::vector<DType> kBool = {DType::kBool};
+const std::vector<DType> kInts = {DType::kInt8,  DType::kInt16,  DType::kInt32,  DType::kInt64,
+                                  DType::kUInt8, DType::kUInt16, DType::kUInt32, DType::kUInt64};
 // ONNX Pow's CPU kernel: floats, int32, int64.
 const std::vector<DType> kPowTypes = {DType::kFloat32, DType::kFloat16, DType::kFloat64, DType::kInt32, DType::kInt64};
 
@@ -326,6 +328,91 @@ OPENACL_REGISTER_ASCEND_OP(Axpy)
       return Status::Ok();
     });
 
+// Quotient truncated toward zero. Integers: Div already truncates. Floats:
+// floor for a positive quotient, ceil for a negative one.
+OPENACL_REGISTER_ASCEND_OP(TruncateDiv)
+    .summary("x1 / x2 truncated toward zero, numpy broadcasting; x / 0 = 0 for integers")
+    .input("x1").input("x2").output("y")
+    .dtypes(kReal)
+    .build([](BuildContext& c) -> Status {
+      OPENACL_RETURN_IF_ERROR(same_type(c));
+      Value* q = c.add1("Div", {c.input(0), c.input(1)});
+      if (graph::dtype_is_float(c.input_spec(0).dtype)) {
+        Value* negative = c.add1("Less", {q, scalar_like(c, 0)});
+        q = c.add1("Where", {negative, c.add1("Ceil", {q}), c.add1("Floor", {q})});
+      }
+      c.set_output(0, q);
+      return Status::Ok();
+    });
+
+OPENACL_REGISTER_ASCEND_OP(TruncateMod)
+    .summary("truncated remainder of x1 / x2 (C fmod), as Mod; integers: x mod 0 = 0")
+    .input("x1").input("x2").output("y")
+    .dtypes(kReal)
+    .build(direct("Mod", onnx_attrs({{"fmod", onnx_int(1)}})));
+
+// x * log(y) and x / y, defined as 0 where x is 0 (whatever y is).
+OPENACL_REGISTER_ASCEND_OP(Xlogy)
+    .summary("x1 * log(x2), and 0 where x1 is 0")
+    .input("x1").input("x2").output("y")
+    .dtypes(kFloats)
+    .build([](BuildContext& c) -> Status {
+      OPENACL_RETURN_IF_ERROR(same_type(c));
+      Value* zero = scalar_like(c, 0);
+      Value* v = c.add1("Mul", {c.input(0), c.add1("Log", {c.input(1)})});
+      c.set_output(0, c.add1("Where", {c.add1("Equal", {c.input(0), zero}), zero, v}));
+      return Status::Ok();
+    });
+
+OPENACL_REGISTER_ASCEND_OP(Xdivy)
+    .summary("x1 / x2, and 0 where x1 is 0")
+    .input("x1").input("x2").output("y")
+    .dtypes(kFloats)
+    .build([](BuildContext& c) -> Status {
+      OPENACL_RETURN_IF_ERROR(same_type(c));
+      Value* zero = scalar_like(c, 0);
+      Value* v = c.add1("Div", {c.input(0), c.input(1)});
+      c.set_output(0, c.add1("Where", {c.add1("Equal", {c.input(0), zero}), zero, v}));
+      return Status::Ok();
+    });
+
+OPENACL_REGISTER_ASCEND_OP(Lerp)
+    .summary("start + weight * (end - start), numpy broadcasting")
+    .input("start").input("end").input("weight").output("y")
+    .dtypes(kFloats)
+    .build([](BuildContext& c) -> Status {
+      OPENACL_RETURN_IF_ERROR(same_type(c));
+      Value* d = c.add1("Sub", {c.input(1), c.input(0)});
+      c.set_output(0, c.add1("Add", {c.input(0), c.add1("Mul", {c.input(2), d})}));
+      return Status::Ok();
+    });
+
+// ------------------------------------------------------------------- bitwise
+
+OPENACL_REGISTER_ASCEND_OP(BitwiseAnd).summary("x1 & x2, numpy broadcasting").input("x1").input("x2").output("y")
+    .dtypes(kInts).build(direct("BitwiseAnd"));
+OPENACL_REGISTER_ASCEND_OP(BitwiseOr).summary("x1 | x2, numpy broadcasting").input("x1").input("x2").output("y")
+    .dtypes(kInts).build(direct("BitwiseOr"));
+OPENACL_REGISTER_ASCEND_OP(BitwiseXor).summary("x1 ^ x2, numpy broadcasting").input("x1").input("x2").output("y")
+    .dtypes(kInts).build(direct("BitwiseXor"));
+OPENACL_REGISTER_ASCEND_OP(Invert).summary("~x (bitwise not)").input("x").output("y").dtypes(kInts)
+    .build(direct("BitwiseNot"));
+
+// Shifts by a negative amount or by the bit width or more: 0 (left) or the
+// sign fill (right), as ONNX BitShift defines from opset 28 (which also takes
+// signed types; right shifts of signed values are arithmetic).
+OPENACL_REGISTER_ASCEND_OP(LeftShift)
+    .summary("x << y, numpy broadcasting; shifts out of [0, bits) give 0")
+    .input("x").input("y").output("z")
+    .dtypes(kInts)
+    .build(direct("BitShift", onnx_attrs({{"direction", onnx_string("LEFT")}}), 28));
+
+OPENACL_REGISTER_ASCEND_OP(RightShift)
+    .summary("x >> y (arithmetic for signed x), numpy broadcasting; shifts out of [0, bits) give the sign fill")
+    .input("x").input("y").output("z")
+    .dtypes(kInts)
+    .build(direct("BitShift", onnx_attrs({{"direction", onnx_string("RIGHT")}}), 28));
+
 // ------------------------------------------------------------ math functions
 
 // y = base ^ (shift + scale * x); base -1 means e.
@@ -417,6 +504,8 @@ OPENACL_REGISTER_ASCEND_OP(Rsqrt)
     });
 
 OPENACL_REGISTER_ASCEND_OP(Reciprocal).summary("1 / x").input("x").output("y").dtypes(kFloats).build(direct("Reciprocal"));
+OPENACL_REGISTER_ASCEND_OP(Inv).summary("1 / x (Reciprocal's other name)").input("x").output("y").dtypes(kFloats)
+    .build(direct("Reciprocal"));
 OPENACL_REGISTER_ASCEND_OP(Abs).summary("|x|").input("x").output("y").dtypes(kReal).build(direct("Abs"));
 OPENACL_REGISTER_ASCEND_OP(Neg).summary("-x; integers wrap around").input("x").output("y").dtypes(kSigned).build(direct("Neg"));
 
@@ -590,6 +679,59 @@ OPENACL_REGISTER_ASCEND_OP(Softplus).summary("log(1 + exp(x))").input("x").outpu
 OPENACL_REGISTER_ASCEND_OP(Softsign).summary("x / (1 + |x|)").input("x").output("y").dtypes(kFloats)
     .build(direct("Softsign"));
 
+// log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (where
+// the two agree to the type's precision and exp would overflow).
+OPENACL_REGISTER_ASCEND_OP(SoftplusV2)
+    .summary("log(1 + exp(beta * x)) / beta; x where beta * x > threshold")
+    .input("x").output("y")
+    .attr_float("beta", 1.0f).attr_float("threshold", 20.0f)
+    .dtypes(kFloats)
+    .build([](BuildContext& c) -> Status {
+      const float beta = c.get_float("beta");
+      if (beta == 0 || !std::isfinite(beta)) return c.bad_attr("beta %g is not valid; give a finite non-zero beta", beta);
+      Value* x = c.input(0);
+      Value* bx = beta == 1.0f ? x : c.add1("Mul", {x, scalar_like(c, beta)});
+      Value* sp = c.add1("Softplus", {bx});
+      if (beta != 1.0f) sp = c.add1("Div", {sp, scalar_like(c, beta)});
+      Value* big = c.add1("Greater", {bx, scalar_like(c, c.get_float("threshold"))});
+      c.set_output(0, c.add1("Where", {big, x, sp}));
+      return Status::Ok();
+    });
+
+OPENACL_REGISTER_ASCEND_OP(LogSigmoid)
+    .summary("log(sigmoid(x)) = -softplus(-x)")
+    .input("x").output("y")
+    .dtypes(kFloats)
+    .build([](BuildContext& c) -> Status {
+      c.set_output(0, c.add1("Neg", {c.add1("Softplus", {c.add1("Neg", {c.input(0)})})}));
+      return Status::Ok();
+    });
+
+// ONNX Shrink: x + bias below -lambd, x - bias above lambd, 0 between.
+OPENACL_REGISTER_ASCEND_OP(HardShrink)
+    .summary("x where |x| > lambd, else 0")
+    .input("input_x").output("output_y")
+    .attr_float("lambd", 0.5f)
+    .dtypes(kFloats)
+    .build([](BuildContext& c) -> Status {
+      const float l = c.get_float("lambd");
+      if (!(l >= 0)) return c.bad_attr("lambd %g is negative; it is a threshold >= 0", static_cast<double>(l));
+      c.set_output(0, c.add1("Shrink", {c.input(0)}, onnx_attrs({{"lambd", onnx_float(l)}, {"bias", onnx_float(0)}})));
+      return Status::Ok();
+    });
+
+OPENACL_REGISTER_ASCEND_OP(SoftShrink)
+    .summary("x - lambd above lambd, x + lambd below -lambd, else 0")
+    .input("input_x").output("output_y")
+    .attr_float("lambd", 0.5f)
+    .dtypes(kFloats)
+    .build([](BuildContext& c) -> Status {
+      const float l = c.get_float("lambd");
+      if (!(l >= 0)) return c.bad_attr("lambd %g is negative; it is a threshold >= 0", static_cast<double>(l));
+      c.set_output(0, c.add1("Shrink", {c.input(0)}, onnx_attrs({{"lambd", onnx_float(l)}, {"bias", onnx_float(l)}})));
+      return Status::Ok();
+    });
+
 // weight: one slope per channel (dim 1, or the last dim for NHWC) or a single
 // slope. ONNX broadcasts a 1-D slope against the last dim, so for NCHW-like x
 // the slope becomes [C, 1, ..., 1].
@@ -745,5 +887,18 @@ OPENACL_REGISTER_ASCEND_OP(ZerosLike).summary("zeros of x's shape and type").inp
     .dtypes(kRealBool).build(fill_like(0));
 OPENACL_REGISTER_ASCEND_OP(OnesLike).summary("ones of x's shape and type").input("x").output("y")
     .dtypes(kRealBool).build(fill_like(1));
+
+OPENACL_REGISTER_ASCEND_OP(Fills)
+    .summary("value (converted to x's type) in x's shape")
+    .input("x").output("y")
+    .required_attr("value", AttrValue::Kind::kFloat)
+    .dtypes(kReal)
+    .build([](BuildContext& c) -> Status {
+      const float v = c.get_float("value");
+      if (!fits(c.input_spec(0).dtype, v))
+        return c.bad_attr("value %g does not fit x's type %s", static_cast<double>(v),
+                          graph::dtype_name(c.input_spec(0).dtype));
+      return fill_like(v)(c);
+    });
 
 }  // namespace openacl::op
