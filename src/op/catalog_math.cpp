@@ -872,11 +872,14 @@ OPENACL_REGISTER_ASCEND_OP(SelectV2)
 
 namespace {
 
-// A constant of x's type expanded to x's shape (x * 0 would keep NaN and inf).
+// A constant of x's type in x's shape: Where(true, value, x) broadcasts the
+// scalar to x's shape, so the shape functions see x's dims (Expand(value,
+// Shape(x)) would leave them to run time) and x's values (NaN, inf) play no
+// part, as they would in x * 0.
 BuildFn fill_like(double value) {
   return [value](BuildContext& c) -> Status {
-    Value* shape = c.add1("Shape", {c.input(0)});
-    c.set_output(0, c.add1("Expand", {scalar_like(c, value), shape}));
+    Value* all = c.const_scalar(DType::kBool, 1);
+    c.set_output(0, c.add1("Where", {all, scalar_like(c, value), c.input(0)}));
     return Status::Ok();
   };
 }
