@@ -322,7 +322,8 @@ OPENACL_REGISTER_ASCEND_OP(Axpy)
       const float alpha = c.get_float("alpha");
       const DType t = c.input_spec(0).dtype;
       if (!fits(t, alpha))
-        return c.bad_attr("alpha %g does not fit the inputs' type %s", static_cast<double>(alpha), graph::dtype_name(t));
+        return c.bad_attr("alpha %g does not fit the inputs' type %s", static_cast<double>(alpha),
+                          graph::dtype_name(t));
       Value* scaled = c.add1("Mul", {c.input(0), scalar_like(c, alpha)});
       c.set_output(0, c.add1("Add", {scaled, c.input(1)}));
       return Status::Ok();
@@ -492,7 +493,8 @@ OPENACL_REGISTER_ASCEND_OP(Expm1)
       return Status::Ok();
     });
 
-OPENACL_REGISTER_ASCEND_OP(Sqrt).summary("sqrt(x); NaN below 0").input("x").output("y").dtypes(kFloats).build(direct("Sqrt"));
+OPENACL_REGISTER_ASCEND_OP(Sqrt).summary("sqrt(x); NaN below 0").input("x").output("y").dtypes(kFloats)
+    .build(direct("Sqrt"));
 
 OPENACL_REGISTER_ASCEND_OP(Rsqrt)
     .summary("1 / sqrt(x)")
@@ -503,11 +505,13 @@ OPENACL_REGISTER_ASCEND_OP(Rsqrt)
       return Status::Ok();
     });
 
-OPENACL_REGISTER_ASCEND_OP(Reciprocal).summary("1 / x").input("x").output("y").dtypes(kFloats).build(direct("Reciprocal"));
+OPENACL_REGISTER_ASCEND_OP(Reciprocal).summary("1 / x").input("x").output("y").dtypes(kFloats)
+    .build(direct("Reciprocal"));
 OPENACL_REGISTER_ASCEND_OP(Inv).summary("1 / x (Reciprocal's other name)").input("x").output("y").dtypes(kFloats)
     .build(direct("Reciprocal"));
 OPENACL_REGISTER_ASCEND_OP(Abs).summary("|x|").input("x").output("y").dtypes(kReal).build(direct("Abs"));
-OPENACL_REGISTER_ASCEND_OP(Neg).summary("-x; integers wrap around").input("x").output("y").dtypes(kSigned).build(direct("Neg"));
+OPENACL_REGISTER_ASCEND_OP(Neg).summary("-x; integers wrap around").input("x").output("y").dtypes(kSigned)
+    .build(direct("Neg"));
 
 OPENACL_REGISTER_ASCEND_OP(Square)
     .summary("x * x; integers wrap around")
@@ -553,7 +557,8 @@ OPENACL_REGISTER_ASCEND_OP(Erfc)
       return Status::Ok();
     });
 
-OPENACL_REGISTER_ASCEND_OP(IsNan).summary("x is NaN (bool)").input("x").output("y").dtypes(kFloats).build(direct("IsNaN"));
+OPENACL_REGISTER_ASCEND_OP(IsNan).summary("x is NaN (bool)").input("x").output("y").dtypes(kFloats)
+    .build(direct("IsNaN"));
 OPENACL_REGISTER_ASCEND_OP(IsInf).summary("x is +inf or -inf (bool)").input("x").output("y").dtypes(kFloats)
     .build(direct("IsInf"));
 
@@ -597,7 +602,8 @@ OPENACL_REGISTER_ASCEND_OP(LeakyRelu)
     .attr_float("negative_slope", 0.0f)
     .dtypes(kFloats)
     .build([](BuildContext& c) -> Status {
-      c.set_output(0, c.add1("LeakyRelu", {c.input(0)}, onnx_attrs({{"alpha", onnx_float(c.get_float("negative_slope"))}})));
+      c.set_output(0, c.add1("LeakyRelu", {c.input(0)},
+                             onnx_attrs({{"alpha", onnx_float(c.get_float("negative_slope"))}})));
       return Status::Ok();
     });
 
@@ -688,7 +694,8 @@ OPENACL_REGISTER_ASCEND_OP(SoftplusV2)
     .dtypes(kFloats)
     .build([](BuildContext& c) -> Status {
       const float beta = c.get_float("beta");
-      if (beta == 0 || !std::isfinite(beta)) return c.bad_attr("beta %g is not valid; give a finite non-zero beta", beta);
+      if (beta == 0 || !std::isfinite(beta))
+        return c.bad_attr("beta %g is not valid; give a finite non-zero beta", static_cast<double>(beta));
       Value* x = c.input(0);
       Value* bx = beta == 1.0f ? x : c.add1("Mul", {x, scalar_like(c, beta)});
       Value* sp = c.add1("Softplus", {bx});
@@ -746,7 +753,8 @@ OPENACL_REGISTER_ASCEND_OP(PRelu)
       Value* slope = c.input(1);
       if (!w.unknown_rank() && w.dims.size() == 1) {
         if (x.unknown_rank())
-          return c.unsupported("x has unknown rank, so the channel dim of a 1-D weight cannot be placed; give x's rank");
+          return c.unsupported("x has unknown rank, so the channel dim of a 1-D weight cannot be placed; "
+                               "describe x with its rank");
         const int64_t r = static_cast<int64_t>(x.dims.size());
         const int64_t channel_axis = (x.format == kFormatNHWC || r < 2) ? r - 1 : 1;
         const int64_t c_dim = r == 0 ? 1 : x.dims[static_cast<size_t>(channel_axis)];
