@@ -624,3 +624,26 @@ def test_messages_name_the_fix(device):
     expect(ERR_INPUT, "Sub", [F, I], words=("float32", "int32", "Cast"))
     expect(ERR_ATTR, "AddN", [F, F], {"N": A.int(3)}, words=("N", "3", "2"))
     expect(ERR_ATTR, "SoftmaxV2", [F], {"axes": A.ints([5])}, words=("5", "rank 2"))
+
+
+def test_output_desc_of_the_wrong_type(device):
+    """Comparisons produce bool; an output described as float32 is refused (100022)."""
+    with pytest.raises(OpError) as err:
+        run_op("Equal", [F, F], out_dtypes=[np.float32])
+    assert err.value.ret == 100022 and "Equal" in err.value.msg
+
+
+@pytest.mark.parametrize("op,inputs,ref", [
+    ("ClipByValue", [np.linspace(-5, 5, 12, dtype=np.float32).reshape(3, 4), np.float32(-1), np.float32(2)],
+     lambda x, lo, hi: np.clip(x, lo, hi)),
+    ("Pow", [np.linspace(0.5, 3, 12, dtype=np.float32).reshape(3, 4), np.float32(2)], lambda x, p: x ** p),
+    ("DivNoNan", [np.linspace(-5, 5, 6, dtype=np.float32), np.array([0, 1, 2, 0, -1, 4], np.float32)],
+     lambda a, b: np.where(b == 0, 0, a / np.where(b == 0, 1, b))),
+    ("Select", [np.array([True, False, True]), np.ones((3, 2), np.int32), np.zeros((3, 2), np.int32)],
+     lambda c, a, b: np.where(c[:, None], a, b)),
+])
+def test_constant_inputs(device, op, inputs, ref):
+    """Inputs after the first given as host constants (aclSetTensorConst) are folded in; same results."""
+    consts = tuple(range(1, len(inputs)))
+    y, = run_op(op, inputs, consts=consts)
+    check(y, ref(*[f64(x) if x.dtype.kind == "f" else x for x in map(np.asarray, inputs)]), np.asarray(inputs[0]).dtype)
