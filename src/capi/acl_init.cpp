@@ -8,6 +8,7 @@
 #include "capi/capi.h"
 #include "capi/mdl_dump.h"
 #include "capi/mdl_registry.h"
+#include "capi/op_execute.h"
 
 using namespace openacl;
 using capi::guarded;
@@ -31,6 +32,7 @@ aclError aclFinalize(void) {
     // as leaked) before the devices are torn down.
     if (runtime().initialized()) {
       capi::unload_all_models();
+      capi::op_reset();  // compiled single ops hold device memory too
       capi::dump_reset();
     }
     return runtime().finalize(true, nullptr);
@@ -41,7 +43,10 @@ aclError aclFinalizeReference(uint64_t* refCount) {
   return guarded(__func__, [&] {
     OPENACL_RETURN_IF_ERROR(capi::not_null(refCount, "refCount"));
     Status st = runtime().finalize(false, refCount);
-    if (st.ok() && !runtime().initialized()) capi::dump_reset();  // the last reference ends the dump too
+    if (st.ok() && !runtime().initialized()) {
+      capi::dump_reset();  // the last reference ends the dump too
+      capi::op_reset();
+    }
     return st;
   });
 }

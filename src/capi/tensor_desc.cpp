@@ -9,6 +9,8 @@
 #include <unordered_map>
 
 #include "capi/capi.h"
+#include "graph/dtype.h"
+#include "op/op_desc.h"
 
 using namespace openacl;
 using capi::DescOwner;
@@ -245,6 +247,54 @@ Status update_tensor_desc(aclTensorDesc* desc, aclDataType dtype, const std::vec
   desc->format = format;
   desc->storage_format = format;
   desc->address = address;
+  return Status::Ok();
+}
+
+Status tensor_desc_spec(const aclTensorDesc* desc, const char* what, size_t index, op::TensorSpec* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (!desc) return Errorf(code::kInvalidParam, "%s %zu: its tensor desc is NULL; pass one made by aclCreateTensorDesc",
+                           what, index);
+  if (!live().count(desc))
+    return Errorf(code::kInvalidParam,
+                  "%s %zu: tensor desc %p is unknown or already destroyed; create one with aclCreateTensorDesc", what,
+                  index, static_cast<const void*>(desc));
+  out->dtype = graph::dtype_from_acl(static_cast<int>(desc->dtype));
+  if (out->dtype == graph::DType::kUndefined && desc->dtype != ACL_DT_UNDEFINED)
+    return Errorf(code::kUnsupportedDataType, "%s %zu: data type %d is not an aclDataType", what, index,
+                  static_cast<int>(desc->dtype));
+  out->dims = desc->dims;
+  out->format = static_cast<int>(desc->format);
+  out->range = desc->shape_range;
+  out->dynamic_input = desc->dynamic_input_name;
+  out->name = desc->name;
+  out->constant.reset();
+  if (desc->is_const) {
+    const size_t unit = graph::dtype_bytes(out->dtype);
+    auto n = element_count(desc->dims);
+    if (!n || unit == 0)
+      return Errorf(code::kInvalidParam,
+                    "%s %zu: a constant (aclSetTensorConst) needs a known dtype and shape, the desc says %s %s", what,
+                    index, graph::dtype_name(out->dtype), dims_str(desc->dims).c_str());
+    const size_t need = *n * unit;
+    if (desc->const_data.size() < need)
+      return Errorf(code::kInvalidParam,
+                    "%s %zu: the constant holds %zu bytes but %s%s needs %zu; pass that many bytes to "
+                    "aclSetTensorConst",
+                    what, index, desc->const_data.size(), graph::dtype_name(out->dtype), dims_str(desc->dims).c_str(),
+                    need);
+    out->constant = graph::TensorData::copy_of(out->dtype, desc->dims, desc->const_data.data(), need);
+  }
+  return Status::Ok();
+}
+
+Status spec_to_tensor_desc(aclTensorDesc* desc, const op::TensorSpec& spec) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  OPENACL_RETURN_IF_ERROR(check_live(desc, "output desc"));
+  desc->dtype = static_cast<aclDataType>(graph::dtype_to_acl(spec.dtype));
+  desc->dims = spec.dims;
+  desc->storage_dims = spec.dims;
+  desc->shape_range = spec.range;
+  if (desc->format == ACL_FORMAT_UNDEFINED) desc->format = static_cast<aclFormat>(spec.format);
   return Status::Ok();
 }
 

@@ -26,6 +26,10 @@
 #include "acl/acl.h"
 #include "base/status.h"
 
+namespace openacl::op {
+struct TensorSpec;
+}
+
 // Complete type: aclGetTensorDescByIndex does pointer arithmetic over arrays
 // of descs (the operator API hands such arrays out).
 struct aclTensorDesc {
@@ -66,6 +70,19 @@ Status tensor_desc_shape(const aclTensorDesc* desc, std::vector<int64_t>* dims, 
 // desc: what an execution reports for an output.
 Status update_tensor_desc(aclTensorDesc* desc, aclDataType dtype, const std::vector<int64_t>& dims,
                           aclFormat format, void* address);
+
+// The op layer's view of a live desc (single-operator calls): dtype, origin
+// dims and format, shape range, constant data (aclSetTensorConst, copied),
+// dynamic-input group and name. Read under the registry's lock, so a desc
+// changed by another thread is seen whole. `what` names the desc in messages
+// ("input 1"). kInvalidParam for a NULL / unknown desc; a dtype that is no
+// aclDataType kUnsupportedDataType; constant data shorter than the dims need
+// kInvalidParam.
+Status tensor_desc_spec(const aclTensorDesc* desc, const char* what, size_t index, op::TensorSpec* out);
+// Writes what shape inference found for an output into a live desc: dtype,
+// dims (origin and storage), shape range (cleared when spec has none); the
+// desc's format is kept unless it is ACL_FORMAT_UNDEFINED (then spec's).
+Status spec_to_tensor_desc(aclTensorDesc* desc, const op::TensorSpec& spec);
 
 // ---- the descs of a dataset (mdl_dataset.cpp) ----
 //

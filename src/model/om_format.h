@@ -103,6 +103,9 @@ struct OmMeta {
   // (max -1: unbounded; fixed dims [d, d]). Inputs without ranges are absent.
   std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> input_ranges;
   GearSpec gears;
+  // A single-operator model (atc --singleop): the op call it was built for,
+  // as JSON (op/op_json.h); empty for a model.
+  std::string single_op;
   // Planned bytes at build time (the largest gear); load recomputes them.
   uint64_t work_size = 0;
   uint64_t weight_size = 0;

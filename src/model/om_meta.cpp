@@ -51,6 +51,7 @@ ojson meta_json(const OmMeta& m) {
     j["input_ranges"] = r;
   }
   j["gears"] = gears_json(m.gears);
+  if (!m.single_op.empty()) j["single_op"] = ojson::parse(m.single_op, nullptr, /*allow_exceptions=*/false);
   j["work_size"] = m.work_size;
   j["weight_size"] = m.weight_size;
   return j;
@@ -240,6 +241,10 @@ Status parse_meta(const uint8_t* p, size_t n, OmMeta* out) {
       }
       m.input_ranges[f.key()] = std::move(dims);
     }
+  }
+  if (auto it = j.find("single_op"); it != j.end()) {
+    if (!it->is_object()) return meta_error("\"single_op\" is not an object");
+    m.single_op = it->dump();
   }
   if (auto it = j.find("gears"); it != j.end()) {
     const json& g = *it;

@@ -30,6 +30,7 @@
 #include "model/compiled_model.h"
 #include "model/loaded_model.h"
 #include "model/om_format.h"
+#include "op/op_json.h"
 #include "options.h"
 
 #ifndef OPENACL_VERSION
@@ -41,6 +42,7 @@ namespace {
 namespace fs = std::filesystem;
 namespace graph = openacl::graph;
 namespace model = openacl::model;
+namespace op = openacl::op;
 namespace atc = openacl::atc;
 using openacl::Errorf;
 using openacl::Status;
@@ -52,6 +54,8 @@ const char kUsage[] =
     "       atc --mode=3 --model=MODEL.onnx --framework=5 [options]         check only\n"
     "       atc --mode=1 --om=MODEL.om --json=OUT.json                      model to JSON\n"
     "       atc --mode=6 --om=MODEL.om                                      print model info\n"
+    "       atc --singleop=ops.json --output=DIR                            single-op models for\n"
+    "                                                                       acl.op.set_model_dir\n"
     "\n"
     "OpenACL's model compiler, with ATC's options (--name=value or --name value).\n"
     "\n"
@@ -84,7 +88,7 @@ const char kUsage[] =
     "  --help, -h               this text\n"
     "  --version                the OpenACL version\n"
     "\n"
-    "Not supported yet: --insert_op_conf (AIPP), --singleop (arrives with acl.op).\n"
+    "Not supported yet: --insert_op_conf (AIPP).\n"
     "Accepted and ignored (Ascend code-generation knobs): --op_select_implmode, --buffer_optimize,\n"
     "--enable_small_channel, --fusion_switch_file, --host_env_os, --host_env_cpu, --keep_dtype, ...\n"
     "See docs/atc.md.\n";
@@ -270,9 +274,6 @@ Status apply_log_level(const atc::Options& opt) {
 }
 
 Status check_unsupported(const atc::Options& opt) {
-  if (opt.has("singleop"))
-    return Errorf(code::kFeatureUnsupported, "--singleop is not supported yet: single-operator models arrive with "
-                  "acl.op (until then, put the operator in a one-node ONNX model and build that)");
   if (opt.has("insert_op_conf"))
     return Errorf(code::kFeatureUnsupported, "--insert_op_conf (AIPP) is not supported yet: do the image "
                   "preprocessing (crop, color conversion, normalisation) before feeding the model, or add it to the "
@@ -492,6 +493,54 @@ int mode_build(const atc::Options& opt, bool check_only) {
   return succeed();
 }
 
+// --singleop=ops.json --output=DIR: one single-op .om per op of the list,
+// named <index>_<op type>.om, for aclopSetModelDir / acl.op.set_model_dir.
+int mode_singleop(const atc::Options& opt) {
+  if (opt.has("model"))
+    return fail("--singleop and --model do not go together: --singleop builds operators described in JSON, --model "
+                "builds a model");
+  if (!opt.has("output") || opt.get("output").empty())
+    return fail("--output is required with --singleop: the folder the single-op .om files go to (it must exist)");
+  const std::string dir = opt.get("output");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return fail("--output=%s: with --singleop, --output is a folder, and it does not exist; create it first",
+                dir.c_str());
+  std::string text;
+  Status st = read_file("singleop", opt.get("singleop"), &text);
+  if (!st.ok()) return fail(st);
+  std::vector<op::OpCall> calls;
+  st = op::parse_ops_json(text, &calls);
+  if (!st.ok()) return fail(st);
+  std::fputs("ATC start working now, please wait for a moment.\n", stderr);
+  // Every op is tried, and every failure listed, before failing.
+  std::vector<std::string> problems;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    std::string bytes;
+    st = op::write_op_om(calls[i], opt.command_line, &bytes);
+    if (!st.ok()) {
+      problems.push_back(strformat("op %zu (%s): %s", i, calls[i].type.c_str(), st.message().c_str()));
+      continue;
+    }
+    const std::string path = (fs::path(dir) / strformat("%zu_%s.om", i, calls[i].type.c_str())).string();
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    f.close();
+    if (!f) {
+      problems.push_back(strformat("op %zu (%s): cannot write %s", i, calls[i].type.c_str(), path.c_str()));
+      continue;
+    }
+    progress("write    %s: %s", path.c_str(),
+             op::describe_call(calls[i].type, calls[i].inputs, calls[i].outputs, calls[i].attrs).c_str());
+  }
+  if (!problems.empty()) {
+    std::string all = strformat("%zu of %zu op(s) cannot be built:", problems.size(), calls.size());
+    for (const std::string& p : problems) all += "\n  " + p;
+    return fail(Status(code::kInvalidParam, all));
+  }
+  return succeed();
+}
+
 int mode_json(const atc::Options& opt) {
   Status st = check_unsupported(opt);
   if (!st.ok()) return fail(st);
@@ -554,6 +603,11 @@ int mode_info(const atc::Options& opt) {
     std::printf("producer: %s\n", m.producer.c_str());
     std::printf("source: %s\n", m.source.c_str());
     std::printf("build command: %s\n", m.build_command.c_str());
+    if (!m.single_op.empty()) {
+      op::OpCall call;
+      if (op::op_call_from_json(m.single_op, &call).ok())
+        std::printf("single op: %s\n", op::describe_call(call.type, call.inputs, call.outputs, call.attrs).c_str());
+    }
     std::printf("soc_version: %s\n", m.soc_version.empty() ? "(not given)" : m.soc_version.c_str());
     std::printf("precision_mode: %s (computation keeps the source dtypes)\n",
                 m.precision_mode.empty() ? "(not given)" : m.precision_mode.c_str());
@@ -594,6 +648,10 @@ int main(int argc, char** argv) {
   if (!st.ok()) return fail(st);
   int64_t mode = 0;
   if (opt.has("mode") && !atc::parse_int(opt.get("mode"), &mode)) mode = -1;
+  if (opt.has("singleop")) {
+    if (mode != 0) return fail("--singleop builds single-op models: use it with --mode=0 (the default)");
+    return mode_singleop(opt);
+  }
   switch (mode) {
     case 0: return mode_build(opt, /*check_only=*/false);
     case 1: return mode_json(opt);
