@@ -10,7 +10,7 @@
 //
 // Declared dtypes are those every node of an entry's graph has a CPU kernel
 // for (src/kernels/cpu); float16 is computed by those kernels (in float, then
-// rounded per node). Add, Relu and Cast live in catalog_core.cpp.
+// rounded per node). Add and Cast live in catalog_core.cpp.
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -586,6 +586,8 @@ OPENACL_REGISTER_ASCEND_OP(ClipByValue)
     });
 
 // --------------------------------------------------------------- activations
+
+OPENACL_REGISTER_ASCEND_OP(Relu).summary("max(x, 0)").input("x").output("y").dtypes(kSigned).build(direct("Relu"));
 
 OPENACL_REGISTER_ASCEND_OP(Relu6)
     .summary("min(max(x, 0), 6)")

@@ -118,6 +118,7 @@ UNARY = [
     ("Atanh", lambda x, a: np.arctanh(x), FLOATS, (-0.95, 0.95), {}),
     ("Erf", lambda x, a: vec(math.erf)(x), FLOATS, (-3, 3), {}),
     ("Erfc", lambda x, a: vec(math.erfc)(x), FLOATS, (-3, 3), {}),
+    ("Relu", lambda x, a: np.maximum(x, 0), SIGNED, (-10, 10), {}),
     ("Relu6", lambda x, a: np.clip(x, 0, 6), REAL, (-10, 10), {}),
     ("LeakyRelu", lambda x, a: np.where(x >= 0, x, 0.0), FLOATS, (-5, 5), {}),  # slope defaults to 0
     ("LeakyRelu", lambda x, a: np.where(x >= 0, x, 0.2 * x), FLOATS, (-5, 5), {"negative_slope": A.float(0.2)}),
