@@ -823,7 +823,9 @@ OPENACL_REGISTER_ASCEND_OP(LogicalNot).summary("not x (bool)").input("x").output
 
 namespace {
 
-// Checks shared by Select and SelectV2: a bool condition, x1 and x2 of one type.
+// Checks shared by Select and SelectV2: x1 and x2 of one type the kernels take.
+// (.dtypes() constrains the first input, here the bool condition; the values'
+// types are checked here.)
 Status check_select(const BuildContext& c) {
   OPENACL_RETURN_IF_ERROR(same_type(c, 2, 1));
   if (!contains(kRealBool, c.input_spec(1).dtype))
@@ -837,7 +839,8 @@ Status check_select(const BuildContext& c) {
 // TensorFlow's Select: x1 and x2 have one shape; condition has that shape, or
 // is a vector over dim 0 that picks whole rows.
 OPENACL_REGISTER_ASCEND_OP(Select)
-    .summary("x1 where condition, else x2; condition has x1's shape or is a vector choosing rows (dim 0)")
+    .summary("x1 where condition (bool), else x2; condition has x1's shape or is a vector choosing rows (dim 0); "
+             "x1, x2: float16/32/64, int8/16/32/64, uint8 or bool")
     .input("condition").input("x1").input("x2").output("y")
     .dtypes(kBool)
     .build([](BuildContext& c) -> Status {
@@ -871,7 +874,8 @@ OPENACL_REGISTER_ASCEND_OP(Select)
     });
 
 OPENACL_REGISTER_ASCEND_OP(SelectV2)
-    .summary("then where condition, else else; the three broadcast (numpy)")
+    .summary("then where condition (bool), else else; the three broadcast (numpy); then, else: float16/32/64, "
+             "int8/16/32/64, uint8 or bool")
     .input("condition").input("then").input("else").output("result")
     .dtypes(kBool)
     .build([](BuildContext& c) -> Status {
