@@ -72,8 +72,10 @@ struct OpDef {
   std::vector<PortDef> inputs;
   std::vector<PortDef> outputs;
   std::vector<AttrDef> attrs;
-  // Element types of the first input (the op's "T"); empty: any the kernels take.
+  // Element types of input `type_input` (the op's "T", input 0 unless the
+  // entry says otherwise); empty: any the kernels take.
   std::vector<DType> dtypes;
+  size_t type_input = 0;
   BuildFn build;
   BoundsFn bounds;  // optional
 
@@ -228,6 +230,8 @@ class OpDefRegistration {
     return *this;
   }
   OpDefRegistration& dtypes(std::vector<DType> types) { def_.dtypes = std::move(types); return *this; }
+  // The input whose type dtypes() lists (Select's x1 rather than its condition).
+  OpDefRegistration& type_input(size_t index) { def_.type_input = index; return *this; }
   OpDefRegistration& bounds(BoundsFn fn) { def_.bounds = std::move(fn); return *this; }
   OpDefRegistration& build(BuildFn fn) {
     def_.build = std::move(fn);

@@ -827,6 +827,8 @@ namespace {
 // (.dtypes() constrains the first input, here the bool condition; the values'
 // types are checked here.)
 Status check_select(const BuildContext& c) {
+  if (c.input_spec(0).dtype != DType::kBool)
+    return c.unsupported("condition is %s; Select takes a bool condition", graph::dtype_name(c.input_spec(0).dtype));
   OPENACL_RETURN_IF_ERROR(same_type(c, 2, 1));
   if (!contains(kRealBool, c.input_spec(1).dtype))
     return c.unsupported("%s is %s; the values may be float16, float32, float64, int8, int16, int32, int64, uint8 "
@@ -839,10 +841,9 @@ Status check_select(const BuildContext& c) {
 // TensorFlow's Select: x1 and x2 have one shape; condition has that shape, or
 // is a vector over dim 0 that picks whole rows.
 OPENACL_REGISTER_ASCEND_OP(Select)
-    .summary("x1 where condition (bool), else x2; condition has x1's shape or is a vector choosing rows (dim 0); "
-             "x1, x2: float16/32/64, int8/16/32/64, uint8 or bool")
+    .summary("x1 where condition (bool), else x2; condition has x1's shape or is a vector choosing rows (dim 0)")
     .input("condition").input("x1").input("x2").output("y")
-    .dtypes(kBool)
+    .dtypes(kRealBool).type_input(1)
     .build([](BuildContext& c) -> Status {
       OPENACL_RETURN_IF_ERROR(check_select(c));
       const TensorSpec& cond = c.input_spec(0);
@@ -877,7 +878,7 @@ OPENACL_REGISTER_ASCEND_OP(SelectV2)
     .summary("then where condition (bool), else else; the three broadcast (numpy); then, else: float16/32/64, "
              "int8/16/32/64, uint8 or bool")
     .input("condition").input("then").input("else").output("result")
-    .dtypes(kBool)
+    .dtypes(kRealBool).type_input(1)
     .build([](BuildContext& c) -> Status {
       OPENACL_RETURN_IF_ERROR(check_select(c));
       c.set_output(0, c.add1("Where", {c.input(0), c.input(1), c.input(2)}));

@@ -77,6 +77,8 @@ Status check_attrs(const OpDef& def, const OpAttrs& attrs) {
   return Status::Ok();
 }
 
+std::string input_name(const OpDef& def, size_t i);
+
 Status check_input_specs(const OpDef& def, const std::vector<TensorSpec>& inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorSpec& s = inputs[i];
@@ -112,13 +114,13 @@ Status check_input_specs(const OpDef& def, const std::vector<TensorSpec>& inputs
                       s.constant->bytes);
     }
   }
-  if (!def.dtypes.empty() && !inputs.empty() && !inputs[0].omitted() &&
-      std::find(def.dtypes.begin(), def.dtypes.end(), inputs[0].dtype) == def.dtypes.end()) {
+  const size_t t = def.type_input;
+  if (!def.dtypes.empty() && t < inputs.size() && !inputs[t].omitted() &&
+      std::find(def.dtypes.begin(), def.dtypes.end(), inputs[t].dtype) == def.dtypes.end()) {
     std::string allowed;
     for (size_t k = 0; k < def.dtypes.size(); ++k) allowed += (k ? ", " : "") + std::string(graph::dtype_name(def.dtypes[k]));
     return Errorf(code::kUnsupportedDataType, "%s does not take %s input %s; it takes %s", def.type.c_str(),
-                  graph::dtype_name(inputs[0].dtype), def.inputs.empty() ? "x" : def.inputs[0].name.c_str(),
-                  allowed.c_str());
+                  graph::dtype_name(inputs[t].dtype), input_name(def, t).c_str(), allowed.c_str());
   }
   return Status::Ok();
 }
