@@ -593,8 +593,11 @@ TEST(OpCustomKernel, NotSupportedWithAMessage) {
     EXPECT_EQ(aclopStopDumpArgs(ACL_OP_DUMP_OP_AICORE_ARGS), ACL_ERROR_API_NOT_SUPPORT);
 }
 
-TEST(OpModels, ModelDirAndLoad) {
-    EXPECT_EQ(aclopSetModelDir("/tmp"), ACL_SUCCESS);
+TEST_F(Op, ModelDirAndLoad) {
+    char dir[] = "/tmp/openacl_opdir_XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    EXPECT_EQ(aclopSetModelDir(dir), ACL_SUCCESS) << RecentErrMsg();  // empty: nothing to load
+    rmdir(dir);
     EXPECT_EQ(aclopSetModelDir("/nonexistent/op_models"), ACL_ERROR_INVALID_PARAM);
     EXPECT_EQ(aclopSetModelDir(nullptr), ACL_ERROR_INVALID_PARAM);
     static const char bytes[8] = {1};
