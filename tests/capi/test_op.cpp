@@ -5,9 +5,11 @@
  * spec/pyacl-api.md §4.4, §8 (100020-100026, 148048, 200001).
  */
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "acl/acl_op_compiler.h"
@@ -250,10 +252,10 @@ TEST_F(Op, UnknownTypeSuggestsNames) {
     aclDataBuffer *out_b[] = {a.buf()};
     EXPECT_EQ(aclopExecuteV2("Addd", 2, in_d, in_b, 1, out_d, out_b, nullptr, stream_), ACL_ERROR_OP_NOT_FOUND);
     const std::string msg = RecentErrMsg();
-    EXPECT_TRUE(Contains(msg, "Addd")) << msg;
-    EXPECT_TRUE(Contains(msg, "Add")) << msg;
-    EXPECT_EQ(aclopInferShape("Relux", 1, in_d, nullptr, 1, out_d, nullptr), ACL_ERROR_OP_NOT_FOUND);
-    EXPECT_TRUE(Contains(RecentErrMsg(), "Relu")) << RecentErrMsg();
+    EXPECT_TRUE(Contains(msg, "'Addd'")) << msg;
+    EXPECT_TRUE(Contains(msg, "did you mean Add")) << msg;
+    EXPECT_EQ(aclopInferShape("Castt", 1, in_d, nullptr, 1, out_d, nullptr), ACL_ERROR_OP_NOT_FOUND);
+    EXPECT_TRUE(Contains(RecentErrMsg(), "did you mean Cast")) << RecentErrMsg();
 }
 
 TEST_F(Op, BadCallsAreRefused) {
@@ -516,6 +518,45 @@ TEST_F(Op, DataDependentOutputShape) {
     ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS) << RecentErrMsg();
     EXPECT_EQ(Dims(dy.get()), (std::vector<int64_t>{3, 2}));
     EXPECT_EQ(y.Read<int64_t>(6), (std::vector<int64_t>{0, 1, 1, 0, 1, 2}));
+}
+
+TEST_F(Op, ThreadsShareCompiledOps) {
+    // Several threads, each with its own stream, run the same op (one cache
+    // entry) and ops of their own shapes at once.
+    aclrtContext ctx = nullptr;
+    ASSERT_EQ(aclrtGetCurrentContext(&ctx), ACL_SUCCESS);
+    constexpr int kThreads = 4, kRuns = 20;
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            if (aclrtSetCurrentContext(ctx) != ACL_SUCCESS) {
+                ++failures;
+                return;
+            }
+            aclrtStream s = nullptr;
+            if (aclrtCreateStream(&s) != ACL_SUCCESS) {
+                ++failures;
+                return;
+            }
+            const int64_t n = 8 + (t % 2);  // two threads per shape
+            std::vector<float> x(static_cast<size_t>(n));
+            for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = static_cast<float>(t * 100 + i);
+            {
+                Desc d(ACL_FLOAT, {n});
+                Dev a(x), c(static_cast<size_t>(n) * sizeof(float));
+                for (int r = 0; r < kRuns; ++r)
+                    if (Add(d, a, d, a, d, c, s) != ACL_SUCCESS) ++failures;
+                if (aclrtSynchronizeStream(s) != ACL_SUCCESS) ++failures;
+                std::vector<float> y = c.Read<float>(static_cast<size_t>(n));
+                for (int64_t i = 0; i < n; ++i)
+                    if (y[static_cast<size_t>(i)] != 2 * x[static_cast<size_t>(i)]) ++failures;
+            }
+            aclrtDestroyStream(s);
+        });
+    }
+    for (auto &th : threads) th.join();
+    EXPECT_EQ(failures.load(), 0) << RecentErrMsg();
 }
 
 TEST_F(Op, CompileAndCompileAndExecute) {
