@@ -108,7 +108,11 @@ ACL_FUNC_VISIBILITY aclError aclopExecuteV2(const char *opType, int numInputs, a
                                             aclDataBuffer *outputs[], aclopAttr *attr, aclrtStream stream);
 
 /* Handles: the op compiled once for these descs and attributes (the descs and
- * attr may be destroyed afterwards). */
+ * attr may be destroyed afterwards). A handle runs without descs, so its input
+ * descs need real dims (-1: ACL_ERROR_OP_INPUT_NOT_MATCH). It holds its
+ * compiled op (cache eviction does not affect it) and belongs to the context
+ * it was created under: once that context is destroyed or its device reset,
+ * aclopExecWithHandle returns ACL_ERROR_RT_CONTEXT_NULL. */
 ACL_FUNC_VISIBILITY aclError aclopCreateHandle(const char *opType, int numInputs,
                                                const aclTensorDesc *const inputDesc[], int numOutputs,
                                                const aclTensorDesc *const outputDesc[], const aclopAttr *opAttr,

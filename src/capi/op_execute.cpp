@@ -370,12 +370,16 @@ Status execute(const char* api, const char* opType, int numInputs, const aclTens
 }
 
 // Compiles into the cache under the current context.
+// for_handle: the op will run without descs (aclopExecWithHandle), so every
+// input read needs its real shape now.
 Status compile_only(const char* opType, int numInputs, const aclTensorDesc* const* inputDesc, int numOutputs,
                     const aclTensorDesc* const* outputDesc, const aclopAttr* attr,
-                    std::shared_ptr<op::CompiledOp>* op, std::shared_ptr<rt::Context>* context) {
+                    std::shared_ptr<op::CompiledOp>* op, std::shared_ptr<rt::Context>* context,
+                    bool for_handle = false) {
   OPENACL_RETURN_IF_ERROR(capi::require_init());
   OpCall c;
   OPENACL_RETURN_IF_ERROR(read_call(opType, numInputs, inputDesc, numOutputs, outputDesc, attr, &c));
+  if (for_handle) OPENACL_RETURN_IF_ERROR(check_input_shapes(c));
   std::shared_ptr<rt::Context> cur;
   Status st = runtime().current_context(&cur);
   if (!st.ok())
@@ -527,7 +531,7 @@ aclError aclopCreateHandle(const char* opType, int numInputs, const aclTensorDes
     *handle = nullptr;
     auto h = std::make_unique<aclopHandle>();
     OPENACL_RETURN_IF_ERROR(
-        compile_only(opType, numInputs, inputDesc, numOutputs, outputDesc, opAttr, &h->op, &h->context));
+        compile_only(opType, numInputs, inputDesc, numOutputs, outputDesc, opAttr, &h->op, &h->context, true));
     OpGlobals& g = G();
     std::lock_guard<std::mutex> lock(g.mu);
     g.handles.insert(h.get());

@@ -382,6 +382,13 @@ TEST_F(Op, Handles) {
     EXPECT_EQ(aclopExecWithHandle(h, 2, in_b, 1, out_b, stream_), ACL_ERROR_INVALID_PARAM);
     aclopDestroyHandle(nullptr);
     EXPECT_EQ(aclopCreateHandle("Add", 0, nullptr, 0, nullptr, nullptr, nullptr), ACL_ERROR_INVALID_PARAM);
+    // A handle runs without descs: its inputs need their real shapes.
+    Desc unknown(ACL_FLOAT, {-1});
+    const aclTensorDesc *dyn_d[] = {unknown.get(), unknown.get()};
+    const aclTensorDesc *dyn_out[] = {unknown.get()};
+    aclopHandle *dyn = nullptr;
+    EXPECT_EQ(aclopCreateHandle("Add", 2, dyn_d, 1, dyn_out, nullptr, &dyn), ACL_ERROR_OP_INPUT_NOT_MATCH);
+    EXPECT_EQ(dyn, nullptr);
 }
 
 TEST_F(Op, HandleRefusedAfterItsDeviceWasReset) {
