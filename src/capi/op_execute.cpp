@@ -218,7 +218,7 @@ Status compiled_op(const OpCall& c, const std::shared_ptr<rt::Context>& context,
   if (!stale) return Status::Ok();
   std::shared_ptr<op::CompiledOp> fresh;
   OPENACL_RETURN_IF_ERROR(about(c.type, op::CompiledOp::compile(c.type, c.inputs, c.outputs, c.attrs, allocator, &fresh)));
-  cache->put(fresh);
+  cache->put(key, fresh);
   {
     std::lock_guard<std::mutex> lock(g.mu);
     g.owners[fresh.get()] = {fresh, context};

@@ -383,8 +383,12 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
     weights = static_cast<const uint8_t*>(options.weight_ptr);
     owner = nullptr;
   } else if (!keep) {
-    OPENACL_RETURN_IF_ERROR(m->allocator_.allocate(view.weight_bytes, &m->own_weights_));
-    if (view.weight_bytes) std::memcpy(m->own_weights_, view.weights, view.weight_bytes);
+    // A model without weights (a single op, a weightless graph) needs no
+    // weight memory: device allocators refuse 0 bytes.
+    if (view.weight_bytes) {
+      OPENACL_RETURN_IF_ERROR(m->allocator_.allocate(view.weight_bytes, &m->own_weights_));
+      std::memcpy(m->own_weights_, view.weights, view.weight_bytes);
+    }
     weights = static_cast<const uint8_t*>(m->own_weights_);
     owner = nullptr;
   }

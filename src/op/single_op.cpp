@@ -369,7 +369,7 @@ Status OpCache::get(const std::string& key, const std::string& op_type, const st
     if (it != by_key_.end()) {
       ++hits_;
       touch_locked(it->second);
-      *out = *it->second;
+      *out = it->second->op;
       return Status::Ok();
     }
     ++misses_;
@@ -378,32 +378,32 @@ Status OpCache::get(const std::string& key, const std::string& op_type, const st
   // missing on one key both compile; the second insert replaces the first.
   std::shared_ptr<CompiledOp> op;
   OPENACL_RETURN_IF_ERROR(CompiledOp::compile(op_type, inputs, outputs, attrs, allocator, &op));
-  put(op);
+  put(key, op);
   *out = std::move(op);
   return Status::Ok();
 }
 
-void OpCache::put(std::shared_ptr<CompiledOp> op) {
+void OpCache::put(const std::string& key, std::shared_ptr<CompiledOp> op) {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = by_key_.find(op->key());
+  auto it = by_key_.find(key);
   if (it != by_key_.end()) {
-    *it->second = std::move(op);
+    it->second->op = std::move(op);
     touch_locked(it->second);
     return;
   }
-  lru_.push_front(std::move(op));
-  by_key_[lru_.front()->key()] = lru_.begin();
+  lru_.push_front({key, std::move(op)});
+  by_key_[key] = lru_.begin();
   evict_locked();
 }
 
-void OpCache::touch_locked(std::list<std::shared_ptr<CompiledOp>>::iterator it) {
+void OpCache::touch_locked(Iter it) {
   if (it != lru_.begin()) lru_.splice(lru_.begin(), lru_, it);
 }
 
 void OpCache::evict_locked() {
   // Evicted ops stay alive while an execution still holds them (shared_ptr).
   while (lru_.size() > capacity_) {
-    by_key_.erase(lru_.back()->key());
+    by_key_.erase(lru_.back().key);
     lru_.pop_back();
   }
 }

@@ -89,13 +89,15 @@ class OpCache {
  public:
   static constexpr size_t kDefaultCapacity = 20000;  // CANN's max_opqueue_num default
 
-  // The compiled op for key (compiling on a miss). `key` must be
-  // op_key(op_type, inputs, outputs, attrs).
+  // The compiled op cached under `key` (compiling and caching it on a miss).
+  // `key` is op_key(op_type, inputs, outputs, attrs), possibly with a prefix
+  // of the caller's (capi keeps one entry per device: "dev0|...").
   Status get(const std::string& key, const std::string& op_type, const std::vector<TensorSpec>& inputs,
              const std::vector<TensorSpec>& outputs, const OpAttrs& attrs, const model::Allocator& allocator,
              std::shared_ptr<CompiledOp>* out);
-  // Adds a compiled op (set_model_dir / aclopLoad), replacing one with its key.
-  void put(std::shared_ptr<CompiledOp> op);
+  // Caches a compiled op under `key` (set_model_dir / aclopLoad, a
+  // recompiled op), replacing what the key held.
+  void put(const std::string& key, std::shared_ptr<CompiledOp> op);
   // Capacity in entries (>= 1); shrinking evicts the least recently used.
   void set_capacity(size_t n);
   size_t size() const;
@@ -104,13 +106,18 @@ class OpCache {
   void clear();
 
  private:
-  void touch_locked(std::list<std::shared_ptr<CompiledOp>>::iterator it);
+  struct Entry {
+    std::string key;
+    std::shared_ptr<CompiledOp> op;
+  };
+  using Iter = std::list<Entry>::iterator;
+  void touch_locked(Iter it);
   void evict_locked();
 
   mutable std::mutex mu_;
   size_t capacity_ = kDefaultCapacity;
-  std::list<std::shared_ptr<CompiledOp>> lru_;  // most recent first
-  std::unordered_map<std::string, std::list<std::shared_ptr<CompiledOp>>::iterator> by_key_;
+  std::list<Entry> lru_;  // most recent first
+  std::unordered_map<std::string, Iter> by_key_;
   uint64_t hits_ = 0, misses_ = 0;
 };
 

@@ -428,7 +428,7 @@ ERROR_CASES = [
     ("bad_precision_mode", ["--framework=5", "--output={out}", "--precision_mode=force_fp61"],
      ["not a precision mode", "force_fp16"]),
     ("aipp", ["--framework=5", "--output={out}", "--insert_op_conf=aipp.cfg"], ["AIPP", "not supported yet"]),
-    ("singleop", ["--singleop=ops.json", "--output={out}"], ["--singleop is not supported yet", "acl.op"]),
+    ("singleop_with_model", ["--singleop=ops.json", "--output={out}"], ["--singleop and --model do not go together"]),
     ("out_node_unknown", ["--framework=5", "--output={out}", "--out_nodes=ad:0"], ["no node 'ad'", "'add'"]),
     ("out_node_index", ["--framework=5", "--output={out}", "--out_nodes=add:3"], ["index 3 does not exist"]),
     ("output_type_word", ["--framework=5", "--output={out}", "--output_type=FP64"], ["'FP64' is not FP32"]),

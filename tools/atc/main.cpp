@@ -496,6 +496,9 @@ int mode_build(const atc::Options& opt, bool check_only) {
 // --singleop=ops.json --output=DIR: one single-op .om per op of the list,
 // named <index>_<op type>.om, for aclopSetModelDir / acl.op.set_model_dir.
 int mode_singleop(const atc::Options& opt) {
+  if (opt.has("model"))
+    return fail("--singleop and --model do not go together: --singleop builds operators described in JSON, --model "
+                "builds a model");
   if (!opt.has("output") || opt.get("output").empty())
     return fail("--output is required with --singleop: the folder the single-op .om files go to (it must exist)");
   const std::string dir = opt.get("output");
@@ -503,9 +506,6 @@ int mode_singleop(const atc::Options& opt) {
   if (!fs::is_directory(dir, ec))
     return fail("--output=%s: with --singleop, --output is a folder, and it does not exist; create it first",
                 dir.c_str());
-  if (opt.has("model"))
-    return fail("--singleop and --model do not go together: --singleop builds operators described in JSON, --model "
-                "builds a model");
   std::string text;
   Status st = read_file("singleop", opt.get("singleop"), &text);
   if (!st.ok()) return fail(st);
@@ -603,6 +603,11 @@ int mode_info(const atc::Options& opt) {
     std::printf("producer: %s\n", m.producer.c_str());
     std::printf("source: %s\n", m.source.c_str());
     std::printf("build command: %s\n", m.build_command.c_str());
+    if (!m.single_op.empty()) {
+      op::OpCall call;
+      if (op::op_call_from_json(m.single_op, &call).ok())
+        std::printf("single op: %s\n", op::describe_call(call.type, call.inputs, call.outputs, call.attrs).c_str());
+    }
     std::printf("soc_version: %s\n", m.soc_version.empty() ? "(not given)" : m.soc_version.c_str());
     std::printf("precision_mode: %s (computation keeps the source dtypes)\n",
                 m.precision_mode.empty() ? "(not given)" : m.precision_mode.c_str());
