@@ -1,7 +1,7 @@
 // Single-operator execution (spec §4.4; acl_op.h, acl_op_compiler.h).
 //
-// One process-wide op::OpCache holds the compiled ops, keyed by
-// op_key(type, specs, attrs); its capacity comes from acl.json
+// One process-wide op::OpCache holds the compiled ops, keyed by the device and
+// op_key(type, specs, attrs) ("dev0|Add(...)"); its capacity comes from acl.json
 // "max_opqueue_num" (read at the first op call after aclInit) or
 // aclopSetMaxOpQueueNum, and it is emptied at aclFinalize (op_reset). A warm
 // call converts the descs and attr once, builds the key once and takes the
@@ -181,6 +181,18 @@ Status context_for(int device, rt::Context* stream_context, std::shared_ptr<rt::
   return Status::Ok();
 }
 
+// One cache entry per device: an op's memory belongs to one device.
+std::string device_key(int device, const std::string& op_key) {
+  std::string key = "dev";
+  key += std::to_string(device);
+  key += '|';
+  key += op_key;
+  return key;
+}
+std::string device_key(int device, const OpCall& c) {
+  return device_key(device, op::op_key(c.type, c.inputs, c.outputs, c.attrs));
+}
+
 // The runtime's device memory for a compiled op (as loaded models get it).
 // A one-node op often needs no work arena at all: a 0-byte request, which
 // aclrtMalloc refuses, gets a minimal block instead.
@@ -195,9 +207,7 @@ Status compiled_op(const OpCall& c, const std::shared_ptr<rt::Context>& context,
                    std::shared_ptr<op::CompiledOp>* out) {
   op::OpCache* cache = nullptr;
   OPENACL_RETURN_IF_ERROR(op_cache(&cache));
-  // The key is op_key alone (what OpCache::put files an op under); the
-  // device an op's memory belongs to is checked through the owner table.
-  const std::string key = op::op_key(c.type, c.inputs, c.outputs, c.attrs);
+  const std::string key = device_key(context->device(), c);
   const model::Allocator allocator = op_allocator(context);
   OPENACL_RETURN_IF_ERROR(about(c.type, cache->get(key, c.type, c.inputs, c.outputs, c.attrs, allocator, out)));
   OpGlobals& g = G();
@@ -435,7 +445,13 @@ Status load_op_model(const void* data, size_t size) {
   std::shared_ptr<op::CompiledOp> op;
   OPENACL_RETURN_IF_ERROR(
       op::load_op_om(data, size, context ? op_allocator(context) : model::Allocator{}, &op));
-  cache->put(op);
+  // Filed under its device; without a context its host memory serves every
+  // device alike.
+  if (context) {
+    cache->put(device_key(context->device(), op->key()), op);
+  } else {
+    for (int d = 0; d < runtime().device_count(); ++d) cache->put(device_key(d, op->key()), op);
+  }
   OpGlobals& g = G();
   std::lock_guard<std::mutex> lock(g.mu);
   g.owners[op.get()] = {op, context};
