@@ -566,6 +566,30 @@ TEST_F(Op, ThreadsShareCompiledOps) {
     EXPECT_EQ(failures.load(), 0) << RecentErrMsg();
 }
 
+TEST_F(Op, SameOpOnTwoDevices) {
+    ASSERT_GE(device_count_, 2u);
+    Desc d(ACL_FLOAT, {3});
+    Dev a0(std::vector<float>{1, 2, 3}), c0(12);
+    ASSERT_EQ(Add(d, a0, d, a0, d, c0, stream_), ACL_SUCCESS) << RecentErrMsg();
+    ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+    ASSERT_EQ(aclrtSetDevice(1), ACL_SUCCESS);
+    {
+        aclrtStream s1 = nullptr;
+        ASSERT_EQ(aclrtCreateStream(&s1), ACL_SUCCESS);
+        Dev a1(std::vector<float>{4, 5, 6}), c1(12);
+        ASSERT_EQ(Add(d, a1, d, a1, d, c1, s1), ACL_SUCCESS) << RecentErrMsg();  // its own entry on device 1
+        ASSERT_EQ(aclrtSynchronizeStream(s1), ACL_SUCCESS) << RecentErrMsg();
+        EXPECT_EQ(c1.Read<float>(3), (std::vector<float>{8, 10, 12}));
+        aclrtDestroyStream(s1);
+    }
+    ASSERT_EQ(aclrtResetDevice(1), ACL_SUCCESS);
+    ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+    // Device 0's entry is untouched by device 1's reset.
+    ASSERT_EQ(Add(d, c0, d, a0, d, c0, stream_), ACL_SUCCESS) << RecentErrMsg();
+    ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS) << RecentErrMsg();
+    EXPECT_EQ(c0.Read<float>(3), (std::vector<float>{3, 6, 9}));
+}
+
 TEST_F(Op, CompileAndCompileAndExecute) {
     Desc d(ACL_FLOAT, {2});
     const aclTensorDesc *in_d[] = {d.get(), d.get()};
