@@ -29,9 +29,14 @@ std::vector<int64_t> known_dims(const TensorType& t) {
   return d;
 }
 
+// Bytes of a fully known type, saturating at SIZE_MAX (an element count that
+// overflows must not look small to the fold limit).
 size_t type_bytes(const TensorType& t) {
   auto n = graph::element_count(*t.shape);
-  return n ? static_cast<size_t>(*n) * graph::dtype_bytes(t.dtype) : 0;
+  if (!n) return SIZE_MAX;
+  const size_t w = graph::dtype_bytes(t.dtype);
+  if (w && static_cast<size_t>(*n) > SIZE_MAX / w) return SIZE_MAX;
+  return static_cast<size_t>(*n) * w;
 }
 
 // Shape / Size of a value whose shape is fully known: computed from the type.
@@ -96,7 +101,8 @@ Status try_fold(Node& n, const CompileOptions& opt, bool* folded) {
       continue;
     }
     if (!v->type.shape || !graph::fully_known(*v->type.shape) || v->type.dtype == DType::kString) return Status::Ok();
-    total += type_bytes(v->type);
+    const size_t b = type_bytes(v->type);
+    total = b > SIZE_MAX - total ? SIZE_MAX : total + b;
     out_types.push_back(v->type);
   }
   if (total > opt.fold_limit_bytes) return Status::Ok();

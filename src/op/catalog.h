@@ -125,7 +125,7 @@ class BuildContext {
   // add() for one output.
   graph::Value* add1(const std::string& onnx_op, std::vector<graph::Value*> inputs,
                      graph::AttributeMap attrs = {}, int opset = kCatalogOpset);
-  // Constant values (1-D unless dims are given).
+  // Constant values: dims as given; without dims, 1-D (a scalar for one value).
   graph::Value* const_i64(const std::vector<int64_t>& values);
   graph::Value* const_i64_scalar(int64_t value);
   graph::Value* const_f32(const std::vector<float>& values, std::vector<int64_t> dims = {});
