@@ -8,7 +8,7 @@
  * and attribute names; the catalogue is in docs/ops.md. An op is compiled on
  * its first call for a given (type, input/output descs, attributes) and cached
  * (aclopSetMaxOpQueueNum); later calls with equal descs and attributes reuse
- * it. No .om folder is needed (aclopSetModelDir is accepted but optional).
+ * it. No .om folder is needed (aclopSetModelDir is optional).
  *
  * Execution is asynchronous on `stream` (NULL: the default stream): buffers,
  * descs and attributes are checked and copied when the call is made, so they
@@ -56,12 +56,15 @@ typedef enum aclEngineType ACL_ENUM_INT {
 
 #define ACL_OP_DUMP_OP_AICORE_ARGS 0x00000001U
 
-/* Single-op .om folders (atc --singleop) are optional here: ops compile on
- * first use. An existing directory returns ACL_SUCCESS; NULL, a missing path
- * or a file ACL_ERROR_INVALID_PARAM. */
+/* Single-op models (OpenACL .om files built by `atc --singleop=ops.json`)
+ * are optional: ops compile on first use either way. aclopSetModelDir loads
+ * every *.om of the directory into the op cache (an empty directory returns
+ * ACL_SUCCESS; NULL, a missing path or a file ACL_ERROR_INVALID_PARAM; a .om
+ * that is not a single-op model ACL_ERROR_OP_LOAD_FAILED naming the file).
+ * aclopLoad does the same for one model in memory (read during the call).
+ * Both need aclInit; the ops' memory is the current context's device memory
+ * (host memory when the thread has no context yet). */
 ACL_FUNC_VISIBILITY aclError aclopSetModelDir(const char *modelDir);
-/* Single-op models in memory: NULL / 0 bytes ACL_ERROR_INVALID_PARAM; otherwise
- * ACL_ERROR_OP_LOAD_FAILED (OpenACL compiles ops on first use; load nothing). */
 ACL_FUNC_VISIBILITY aclError aclopLoad(const void *model, size_t modelSize);
 
 /* Attributes. Setting a name again replaces its value (and kind). NULL attr or
@@ -105,7 +108,11 @@ ACL_FUNC_VISIBILITY aclError aclopExecuteV2(const char *opType, int numInputs, a
                                             aclDataBuffer *outputs[], aclopAttr *attr, aclrtStream stream);
 
 /* Handles: the op compiled once for these descs and attributes (the descs and
- * attr may be destroyed afterwards). */
+ * attr may be destroyed afterwards). A handle runs without descs, so its input
+ * descs need real dims (-1: ACL_ERROR_OP_INPUT_NOT_MATCH). It holds its
+ * compiled op (cache eviction does not affect it) and belongs to the context
+ * it was created under: once that context is destroyed or its device reset,
+ * aclopExecWithHandle returns ACL_ERROR_RT_CONTEXT_NULL. */
 ACL_FUNC_VISIBILITY aclError aclopCreateHandle(const char *opType, int numInputs,
                                                const aclTensorDesc *const inputDesc[], int numOutputs,
                                                const aclTensorDesc *const outputDesc[], const aclopAttr *opAttr,

@@ -52,10 +52,10 @@ def to_device(array, keep):
 
 def from_device(dev, shape, dtype):
     out = np.zeros(shape, dtype=dtype)
-    host = bytearray(out.nbytes)
+    host = bytes(out.nbytes)  # filled in place through its address (the pyACL idiom)
     check_ret("acl.rt.memcpy", acl.rt.memcpy(acl.util.bytes_to_ptr(host), out.nbytes, dev, out.nbytes,
                                              ACL_MEMCPY_DEVICE_TO_HOST))
-    return np.frombuffer(bytes(host), dtype=dtype).reshape(shape)
+    return np.frombuffer(host, dtype=dtype).reshape(shape)
 
 
 def main():

@@ -176,10 +176,10 @@ def main():
                                                          [idx_desc], [b_idx], attr, stream))
         check_ret("acl.rt.synchronize_stream", acl.rt.synchronize_stream(stream))
 
-        got = bytearray(BATCH * 4)
+        got = bytes(BATCH * 4)  # filled in place through its address (the pyACL idiom)
         check_ret("acl.rt.memcpy", acl.rt.memcpy(acl.util.bytes_to_ptr(got), BATCH * 4, d_idx, BATCH * 4,
                                                  ACL_MEMCPY_DEVICE_TO_HOST))
-        classes = np.frombuffer(bytes(got), dtype=np.int32)
+        classes = np.frombuffer(got, dtype=np.int32)
         expected = np.argmax(reference(x).astype(np.float16), axis=1)
         print(f"classes      : {classes.tolist()}")
         if not np.array_equal(classes, expected):

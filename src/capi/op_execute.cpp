@@ -1,7 +1,7 @@
 // Single-operator execution (spec §4.4; acl_op.h, acl_op_compiler.h).
 //
 // One process-wide op::OpCache holds the compiled ops, keyed by the device and
-// op_key(type, specs, attrs); its capacity comes from acl.json
+// op_key(type, specs, attrs) ("dev0|Add(...)"); its capacity comes from acl.json
 // "max_opqueue_num" (read at the first op call after aclInit) or
 // aclopSetMaxOpQueueNum, and it is emptied at aclFinalize (op_reset). A warm
 // call converts the descs and attr once, builds the key once and takes the
@@ -10,8 +10,10 @@
 // Compiled ops keep their arenas in device memory from the runtime
 // (device_allocator, as loaded models do), allocated under the context of the
 // call that compiled them. Resetting that device or destroying that context
-// frees that memory, so a cached op whose context is gone is recompiled on its
-// next use (owner table below); a handle whose context is gone is refused.
+// frees that memory, so a cached op whose context is gone (or that belongs to
+// another device) is recompiled on its next use (owner table below); a handle
+// whose context is gone is refused. Single-op .om files (aclopSetModelDir,
+// aclopLoad; atc --singleop) are compiled into the same cache.
 //
 // Execution is asynchronous on the stream, like aclmdlExecuteAsync: the descs,
 // attr and data buffers are read and checked when the call is made (buffer
@@ -31,6 +33,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include "acl/acl_op_compiler.h"
@@ -41,6 +44,7 @@
 #include "capi/tensor_desc.h"
 #include "graph/dtype.h"
 #include "op/catalog.h"
+#include "op/op_json.h"
 #include "op/single_op.h"
 
 using namespace openacl;
@@ -177,16 +181,34 @@ Status context_for(int device, rt::Context* stream_context, std::shared_ptr<rt::
   return Status::Ok();
 }
 
+// One cache entry per device: an op's memory belongs to one device.
+std::string device_key(int device, const std::string& op_key) {
+  std::string key = "dev";
+  key += std::to_string(device);
+  key += '|';
+  key += op_key;
+  return key;
+}
+std::string device_key(int device, const OpCall& c) {
+  return device_key(device, op::op_key(c.type, c.inputs, c.outputs, c.attrs));
+}
+
+// The runtime's device memory for a compiled op (as loaded models get it).
+// A one-node op often needs no work arena at all: a 0-byte request, which
+// aclrtMalloc refuses, gets a minimal block instead.
+model::Allocator op_allocator(const std::shared_ptr<rt::Context>& context) {
+  model::Allocator a = capi::device_allocator(context);
+  a.allocate = [inner = std::move(a.allocate)](size_t bytes, void** out) { return inner(bytes ? bytes : 1, out); };
+  return a;
+}
+
 // The compiled op for the call on `context`'s device: a cache hit, or a compile.
 Status compiled_op(const OpCall& c, const std::shared_ptr<rt::Context>& context,
                    std::shared_ptr<op::CompiledOp>* out) {
   op::OpCache* cache = nullptr;
   OPENACL_RETURN_IF_ERROR(op_cache(&cache));
-  std::string key = "dev";
-  key += std::to_string(context->device());
-  key += '|';
-  key += op::op_key(c.type, c.inputs, c.outputs, c.attrs);
-  const model::Allocator allocator = capi::device_allocator(context);
+  const std::string key = device_key(context->device(), c);
+  const model::Allocator allocator = op_allocator(context);
   OPENACL_RETURN_IF_ERROR(about(c.type, cache->get(key, c.type, c.inputs, c.outputs, c.attrs, allocator, out)));
   OpGlobals& g = G();
   bool stale = false;
@@ -197,12 +219,13 @@ Status compiled_op(const OpCall& c, const std::shared_ptr<rt::Context>& context,
       if (g.owners.size() > 2 * cache->size() + 64)
         std::erase_if(g.owners, [](const auto& kv) { return kv.second.op.expired(); });
       g.owners[out->get()] = {*out, context};
-    } else {
-      stale = !it->second.context->alive();
+    } else if (const auto& owner = it->second.context) {
+      // Its memory went with its context (device reset / context destroyed),
+      // or it belongs to another device: compile it for this one.
+      stale = !owner->alive() || owner->device() != context->device();
     }
   }
   if (!stale) return Status::Ok();
-  // Its memory went with its context (device reset / context destroyed).
   std::shared_ptr<op::CompiledOp> fresh;
   OPENACL_RETURN_IF_ERROR(about(c.type, op::CompiledOp::compile(c.type, c.inputs, c.outputs, c.attrs, allocator, &fresh)));
   cache->put(key, fresh);
@@ -357,12 +380,16 @@ Status execute(const char* api, const char* opType, int numInputs, const aclTens
 }
 
 // Compiles into the cache under the current context.
+// for_handle: the op will run without descs (aclopExecWithHandle), so every
+// input read needs its real shape now.
 Status compile_only(const char* opType, int numInputs, const aclTensorDesc* const* inputDesc, int numOutputs,
                     const aclTensorDesc* const* outputDesc, const aclopAttr* attr,
-                    std::shared_ptr<op::CompiledOp>* op, std::shared_ptr<rt::Context>* context) {
+                    std::shared_ptr<op::CompiledOp>* op, std::shared_ptr<rt::Context>* context,
+                    bool for_handle = false) {
   OPENACL_RETURN_IF_ERROR(capi::require_init());
   OpCall c;
   OPENACL_RETURN_IF_ERROR(read_call(opType, numInputs, inputDesc, numOutputs, outputDesc, attr, &c));
+  if (for_handle) OPENACL_RETURN_IF_ERROR(check_input_shapes(c));
   std::shared_ptr<rt::Context> cur;
   Status st = runtime().current_context(&cur);
   if (!st.ok())
@@ -407,6 +434,30 @@ Status cast_call(const aclTensorDesc* src, const aclTensorDesc* dst, OpCall* c) 
   return Status::Ok();
 }
 
+// A single-op .om (atc --singleop) compiled into the cache. Its memory comes
+// from the current context's device; without a current context (a folder set
+// before aclrtSetDevice) from host memory, which no device reset takes away.
+Status load_op_model(const void* data, size_t size) {
+  op::OpCache* cache = nullptr;
+  OPENACL_RETURN_IF_ERROR(op_cache(&cache));
+  std::shared_ptr<rt::Context> context;
+  if (!runtime().current_context(&context).ok()) context.reset();
+  std::shared_ptr<op::CompiledOp> op;
+  OPENACL_RETURN_IF_ERROR(
+      op::load_op_om(data, size, context ? op_allocator(context) : model::Allocator{}, &op));
+  // Filed under its device; without a context its host memory serves every
+  // device alike.
+  if (context) {
+    cache->put(device_key(context->device(), op->key()), op);
+  } else {
+    for (int d = 0; d < runtime().device_count(); ++d) cache->put(device_key(d, op->key()), op);
+  }
+  OpGlobals& g = G();
+  std::lock_guard<std::mutex> lock(g.mu);
+  g.owners[op.get()] = {op, context};
+  return Status::Ok();
+}
+
 Status not_supported(const char* what) {
   return Errorf(code::kApiNotSupport,
                 "%s is not supported: custom AI-core kernels (aclopCreateKernel / aclopRegisterCompileFunc) need an "
@@ -434,10 +485,30 @@ extern "C" {
 aclError aclopSetModelDir(const char* modelDir) {
   return guarded(__func__, [&]() -> Status {
     OPENACL_RETURN_IF_ERROR(capi::not_null(modelDir, "modelDir"));
+    OPENACL_RETURN_IF_ERROR(capi::require_init());
     struct stat st {};
     if (::stat(modelDir, &st) != 0 || !S_ISDIR(st.st_mode))
       return Errorf(code::kInvalidParam, "modelDir '%s' is not an existing directory", modelDir);
-    // Nothing to load: ops compile on first use (compat-notes §1.14).
+    // Every *.om in the folder (not its subfolders) is loaded into the cache;
+    // an empty folder is fine: ops compile on first use (compat-notes §1.14).
+    std::vector<std::string> files;
+    if (DIR* dir = ::opendir(modelDir)) {
+      while (dirent* e = ::readdir(dir)) {
+        const std::string name = e->d_name;
+        if (name.size() > 3 && name.compare(name.size() - 3, 3, ".om") == 0)
+          files.push_back(std::string(modelDir) + "/" + name);
+      }
+      ::closedir(dir);
+    } else {
+      return Errorf(code::kInvalidParam, "modelDir '%s' cannot be read", modelDir);
+    }
+    std::sort(files.begin(), files.end());
+    for (const std::string& path : files) {
+      capi::ModelFile file;
+      OPENACL_RETURN_IF_ERROR(capi::map_model_file(path.c_str(), "modelDir", &file));
+      Status loaded = load_op_model(file.data, file.size);
+      if (!loaded.ok()) return Status(loaded.code(), path + ": " + loaded.message());
+    }
     return Status::Ok();
   });
 }
@@ -446,9 +517,8 @@ aclError aclopLoad(const void* model, size_t modelSize) {
   return guarded(__func__, [&]() -> Status {
     OPENACL_RETURN_IF_ERROR(capi::not_null(model, "model"));
     if (modelSize == 0) return Errorf(code::kInvalidParam, "modelSize is 0; pass the size of the model in bytes");
-    return Errorf(code::kOpLoadFailed,
-                  "single-op models are not loaded: OpenACL compiles each op on its first execution, so no .om is "
-                  "needed; call aclopExecuteV2 directly");
+    OPENACL_RETURN_IF_ERROR(capi::require_init());
+    return load_op_model(model, modelSize);
   });
 }
 
@@ -477,7 +547,7 @@ aclError aclopCreateHandle(const char* opType, int numInputs, const aclTensorDes
     *handle = nullptr;
     auto h = std::make_unique<aclopHandle>();
     OPENACL_RETURN_IF_ERROR(
-        compile_only(opType, numInputs, inputDesc, numOutputs, outputDesc, opAttr, &h->op, &h->context));
+        compile_only(opType, numInputs, inputDesc, numOutputs, outputDesc, opAttr, &h->op, &h->context, true));
     OpGlobals& g = G();
     std::lock_guard<std::mutex> lock(g.mu);
     g.handles.insert(h.get());
