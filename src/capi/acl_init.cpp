@@ -8,6 +8,7 @@
 #include "capi/capi.h"
 #include "capi/mdl_dump.h"
 #include "capi/mdl_registry.h"
+#include "capi/prof_state.h"
 
 using namespace openacl;
 using capi::guarded;
@@ -20,8 +21,17 @@ aclError aclInit(const char* configPath) {
     OPENACL_RETURN_IF_ERROR(runtime().init(configPath));
     // acl.json's `dump` section: a bad one fails aclInit (ACL_ERROR_INVALID_DUMP_CONFIG) and undoes it.
     Status dump = capi::dump_from_acl_json(runtime().config().raw_json);
-    if (!dump.ok()) (void)runtime().finalize(true, nullptr);
-    return dump;
+    if (!dump.ok()) {
+      (void)runtime().finalize(true, nullptr);
+      return dump;
+    }
+    // acl.json's `profiler` section or OPENACL_PROFILING_OUTPUT (openacl-msprof).
+    Status prof = capi::prof_from_config();
+    if (!prof.ok()) {
+      capi::dump_reset();
+      (void)runtime().finalize(true, nullptr);
+    }
+    return prof;
   });
 }
 
@@ -30,6 +40,7 @@ aclError aclFinalize(void) {
     // Models still loaded go first, so their memory is released (not reported
     // as leaked) before the devices are torn down.
     if (runtime().initialized()) {
+      capi::prof_shutdown();  // flushes subscriptions, writes a running collection
       capi::unload_all_models();
       capi::dump_reset();
     }
@@ -41,7 +52,10 @@ aclError aclFinalizeReference(uint64_t* refCount) {
   return guarded(__func__, [&] {
     OPENACL_RETURN_IF_ERROR(capi::not_null(refCount, "refCount"));
     Status st = runtime().finalize(false, refCount);
-    if (st.ok() && !runtime().initialized()) capi::dump_reset();  // the last reference ends the dump too
+    if (st.ok() && !runtime().initialized()) {  // the last reference ends the dump and profiling too
+      capi::dump_reset();
+      capi::prof_shutdown();
+    }
     return st;
   });
 }
