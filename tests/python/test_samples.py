@@ -25,6 +25,7 @@ PYTHON_SAMPLES = {
     "model_dynamic.py": ["model_dynamic: OK", "batch 4  : images 0..3", "image 24x32: output dims [1, 4, 24, 32]"],
     "model_dynamic_shape.py": ["model_dynamic_shape: OK", "[-1, 3, -1, -1]",
                                "input [2, 3, 5, 12]: output dims [2, 4, 5, 12], matches numpy"],
+    "prof_subscribe.py": ["prof_subscribe: OK", "per execution", "ops of one execution: conv1"],
 }
 
 # Samples that take a model argument: run by test_python_sample_with_model.
