@@ -26,6 +26,7 @@ PYTHON_SAMPLES = {
     "model_dynamic_shape.py": ["model_dynamic_shape: OK", "[-1, 3, -1, -1]",
                                "input [2, 3, 5, 12]: output dims [2, 4, 5, 12], matches numpy"],
     "prof_subscribe.py": ["prof_subscribe: OK", "per execution", "ops of one execution: conv1"],
+    "prof_collect.py": ["prof_collect: OK", "ops per execution, streams ['0', '1']", "in https://ui.perfetto.dev"],
 }
 
 # Samples that take a model argument: run by test_python_sample_with_model.
