@@ -65,7 +65,8 @@ Status op_string_len(const void* info, size_t len, uint32_t index, prof::OpStrin
   std::string s;
   if (!prof::op_string(prof::record_at(info, index).op_index, which, false, &s))
     return Errorf(code::kInvalidParam,
-                  "the op %s of record %u was read already (each name and type can be read once) or the record "
+                  "the op %s of record %u was read already (each name and type can be read once), was forgotten "
+                  "(over 262144 unread) or the record "
                   "comes from another process",
                   which == prof::OpString::kType ? "type" : "name", index);
   *out = s.size() + 1;
@@ -81,7 +82,8 @@ Status op_string_copy(const void* info, size_t len, uint32_t index, prof::OpStri
   std::string s;
   if (!prof::op_string(key, which, false, &s))
     return Errorf(code::kInvalidParam,
-                  "the op %s of record %u was read already (each name and type can be read once) or the record "
+                  "the op %s of record %u was read already (each name and type can be read once), was forgotten "
+                  "(over 262144 unread) or the record "
                   "comes from another process",
                   what, index);
   if (out_len < s.size())

@@ -2,7 +2,7 @@
 
 #include <cstring>
 #include <mutex>
-#include <unordered_map>
+#include <map>
 
 #include "base/crc32c.h"
 
@@ -59,10 +59,15 @@ struct OpStrings {
   bool name_taken = false, type_taken = false;
 };
 
+// Strings nobody reads (a reader that only wants times) must not grow the
+// process without bound: past this many, the oldest are forgotten.
+constexpr size_t kMaxPending = size_t{1} << 18;
+
 struct Table {
   std::mutex mutex;
   uint64_t next = 1;
-  std::unordered_map<uint64_t, OpStrings> entries;
+  std::map<uint64_t, OpStrings> entries;  // by op_index: oldest first
+  uint64_t evicted = 0;
 };
 
 Table& table() {
@@ -76,7 +81,11 @@ uint64_t register_op_strings(const std::string& name, const std::string& type) {
   Table& t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
   const uint64_t index = t.next++;
-  t.entries.emplace(index, OpStrings{name, type});
+  t.entries.emplace_hint(t.entries.end(), index, OpStrings{name, type});
+  if (t.entries.size() > kMaxPending) {
+    t.entries.erase(t.entries.begin());
+    ++t.evicted;
+  }
   return index;
 }
 

@@ -8,7 +8,9 @@
 //
 // Strings are not in the record: the producer stores name and type under the
 // record's op_index (a counter from 1); a reader takes each string once
-// (take_op_string erases it), as CANN's readers do.
+// (take_op_string erases it), as CANN's readers do. At most 262144 op strings
+// are kept unread; beyond that the oldest are forgotten (a reader that never
+// asks for names must not make the process grow without bound).
 //
 // Thread-safety: every function may be called from any thread.
 #pragma once
