@@ -138,6 +138,7 @@ def run_subscribe(model, n, _tmp):
     reader.join()
     os.close(r)
     acl.prof.destroy_subscribe_config(cfg)
+    NODES[model.id] = got[0] // 80 // n
     return times
 
 
@@ -152,6 +153,7 @@ def run_collect(model, n, tmp):
     return times
 
 
+NODES = {}  # model id -> records per execution (from the subscription)
 MODES = {"off": run_off, "subscribe": run_subscribe, "collect": run_collect}
 
 
@@ -167,10 +169,13 @@ def in_process(names, models_dir, rounds):
                 for mode, fn in MODES.items():
                     samples[mode] += fn(model, EXECS[name], tmp)
             med = {m: statistics.median(s) for m, s in samples.items()}
-            results[name] = {m: {"median_us": med[m] / 1000, "ratio": med[m] / med["off"], "n": len(samples[m])}
-                             for m in MODES}
-            line = ", ".join(f"{m} {med[m] / 1000:.1f} us ({med[m] / med['off']:.3f})" for m in MODES)
-            print(f"{name}: {line}", flush=True)
+            low = {m: min(s) for m, s in samples.items()}
+            results[name] = {m: {"median_us": med[m] / 1000, "ratio": med[m] / med["off"], "min_us": low[m] / 1000,
+                                 "min_ratio": low[m] / low["off"], "n": len(samples[m])} for m in MODES}
+            results[name]["nodes_per_execution"] = NODES.get(model.id)
+            line = ", ".join(f"{m} {med[m] / 1000:.1f} us ({med[m] / med['off']:.3f}; min {low[m] / 1000:.1f} us, "
+                             f"{low[m] / low['off']:.3f})" for m in MODES)
+            print(f"{name} ({NODES.get(model.id)} nodes): {line}", flush=True)
     return results
 
 
@@ -179,23 +184,28 @@ def child(name, models_dir, n):
         path, inputs = model_files(name, models_dir, tmp)
         model = Model(path, inputs)
         model.timed(2)
-        print(statistics.median(model.timed(n)))
+        t = model.timed(n)
+        print(statistics.median(t), min(t))
 
 
 def builds(names, models_dir, rounds, baseline):
     results = {}
     for name in names:
         med = {"trace points": [], "no trace points": []}
+        low = {"trace points": [], "no trace points": []}
         for _ in range(rounds):
             for label, build in (("trace points", BUILD), ("no trace points", pathlib.Path(baseline))):
                 env = dict(os.environ, OPENACL_BUILD_DIR=str(build))
                 out = subprocess.run([sys.executable, __file__, "--child", name, "--models-dir", str(models_dir)],
                                      env=env, capture_output=True, text=True, check=True).stdout
-                med[label].append(float(out.split()[-1]))
+                med[label].append(float(out.split()[-2]))
+                low[label].append(float(out.split()[-1]))
         a, b = statistics.median(med["trace points"]), statistics.median(med["no trace points"])
-        results[name] = {"trace_points_us": a / 1000, "no_trace_points_us": b / 1000, "ratio": a / b}
-        print(f"{name}: off with trace points {a / 1000:.2f} us, without {b / 1000:.2f} us, ratio {a / b:.3f}",
-              flush=True)
+        la, lb = min(low["trace points"]), min(low["no trace points"])
+        results[name] = {"trace_points_us": a / 1000, "no_trace_points_us": b / 1000, "ratio": a / b,
+                         "min_trace_points_us": la / 1000, "min_no_trace_points_us": lb / 1000, "min_ratio": la / lb}
+        print(f"{name}: off with trace points {a / 1000:.2f} us, without {b / 1000:.2f} us, ratio {a / b:.3f}; "
+              f"min {la / 1000:.2f} vs {lb / 1000:.2f} us, ratio {la / lb:.3f}", flush=True)
     return results
 
 
