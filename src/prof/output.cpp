@@ -190,22 +190,29 @@ std::string timeline(const CollectedData& data, StreamIds& streams) {
                       {"args", {{"Thread Id", e.thread_id}, {"Result", e.result}}}});
   }
   // Device rows: one process per device (pid = 1,000,000 + device: distinct
-  // from any real pid), one thread row per stream.
-  std::map<std::pair<int, uint32_t>, bool> named;
+  // from any real pid), one thread row per stream. Work "on the default
+  // stream" (aclmdlExecute, aclrtMemcpy) runs on the calling thread, so
+  // several threads may run it at once: it gets one row per calling thread,
+  // which keeps every row's slices nested or disjoint, as the trace viewers
+  // require. Row ids: the thread id on the default stream, 2^30 + stream id
+  // otherwise (above any Linux thread id, at most 2^22).
+  std::map<int, bool> device_named;
+  std::map<std::pair<int, uint64_t>, bool> row_named;
   for (const TaskEvent& e : data.tasks) {
     const int pid = 1000000 + e.device;
     const uint32_t sid = streams.get(e.device, e.stream);
-    if (!named.count({e.device, UINT32_MAX})) {
-      named[{e.device, UINT32_MAX}] = true;
+    const uint64_t row = sid == 0 ? e.thread_id : (uint64_t{1} << 30) + sid;
+    if (!device_named[e.device]) {
+      device_named[e.device] = true;
       events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 0},
                         {"args", {{"name", "Device " + std::to_string(e.device)}}}});
       events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", pid}, {"tid", 0},
                         {"args", {{"sort_index", 1 + e.device}}}});
     }
-    if (!named[{e.device, sid}]) {
-      named[{e.device, sid}] = true;
-      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", sid},
-                        {"args", {{"name", sid == 0 ? std::string("Stream 0 (default)")
+    if (!row_named[{e.device, row}]) {
+      row_named[{e.device, row}] = true;
+      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", row},
+                        {"args", {{"name", sid == 0 ? "Stream 0 (default), thread " + std::to_string(e.thread_id)
                                                     : "Stream " + std::to_string(sid)}}}});
     }
     json args;
@@ -229,7 +236,8 @@ std::string timeline(const CollectedData& data, StreamIds& streams) {
         args = {{"Kind", e.type}, {"Bytes", e.bytes}, {"Thread Id", e.thread_id}};
         break;
     }
-    events.push_back({{"name", e.name}, {"ph", "X"}, {"cat", cat}, {"pid", pid}, {"tid", sid},
+    args["Stream ID"] = sid;
+    events.push_back({{"name", e.name}, {"ph", "X"}, {"cat", cat}, {"pid", pid}, {"tid", row},
                       {"ts", ts_us(e.start_ns)}, {"dur", ts_us(e.end_ns - e.start_ns)}, {"args", std::move(args)}});
   }
   json doc = {{"traceEvents", std::move(events)},

@@ -690,6 +690,31 @@ const std::vector<std::string> kOpSummaryColumns = {
     "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)", "Block Dim", "Input Shapes",
     "Input Data Types", "Input Formats", "Output Shapes", "Output Data Types", "Output Formats"};
 
+/* Trace viewers need the complete events of one row (pid, tid) nested or
+ * disjoint. */
+void ExpectRowsNest(const nlohmann::json &events) {
+    std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<double, double>>> rows;
+    for (const auto &e : events)
+        if (e["ph"] == "X")
+            rows[{e["pid"].get<int64_t>(), e["tid"].get<int64_t>()}].push_back(
+                {e["ts"].get<double>(), e["ts"].get<double>() + e["dur"].get<double>()});
+    for (auto &[row, slices] : rows) {
+        std::sort(slices.begin(), slices.end(), [](auto &a, auto &b) {
+            return a.first < b.first || (a.first == b.first && a.second > b.second);
+        });
+        std::vector<double> open;  // ends of the enclosing slices
+        for (const auto &[begin, end] : slices) {
+            while (!open.empty() && open.back() <= begin + 1e-3) open.pop_back();
+            if (!open.empty()) {
+                EXPECT_LE(end, open.back() + 1e-3)
+                    << "row " << row.first << "/" << row.second << ": slice [" << begin << ", " << end
+                    << "] overlaps its neighbour ending at " << open.back();
+            }
+            open.push_back(end);
+        }
+    }
+}
+
 /* Checks a msprof_*.json against the trace-event format; returns its events. */
 nlohmann::json CheckTrace(const std::string &path) {
     nlohmann::json doc = nlohmann::json::parse(ReadAll(path), nullptr, false);
@@ -714,6 +739,7 @@ nlohmann::json CheckTrace(const std::string &path) {
             EXPECT_TRUE(e["args"].is_object()) << e;
         }
     }
+    ExpectRowsNest(doc["traceEvents"]);
     return doc["traceEvents"];
 }
 
@@ -815,7 +841,7 @@ TEST_F(ProfTest, CollectionWritesCsvAndTrace) {
     nlohmann::json events = CheckTrace(prof + "/" + files[3]);
     std::map<std::string, std::pair<double, double>> slices;  // "<infer>/<task>" -> ts, dur
     int api_slices = 0, model_slices = 0, copy_slices = 0;
-    std::set<int64_t> device_tids;
+    std::set<std::string> device_rows;
     for (const auto &e : events) {
         if (e["ph"] != "X") continue;
         const std::string cat = e["cat"];
@@ -827,7 +853,6 @@ TEST_F(ProfTest, CollectionWritesCsvAndTrace) {
             EXPECT_EQ(e["args"]["Kind"], "MEMCPY_DEVICE_TO_HOST");
         }
         if (cat == "op") {
-            device_tids.insert(e["tid"].get<int64_t>());
             slices[std::to_string(e["args"]["Infer ID"].get<uint64_t>()) + "/" +
                    std::to_string(e["args"]["Task ID"].get<uint32_t>())] = {e["ts"], e["dur"]};
         }
@@ -835,7 +860,10 @@ TEST_F(ProfTest, CollectionWritesCsvAndTrace) {
     EXPECT_GT(api_slices, kRuns);
     EXPECT_EQ(model_slices, kRuns + 1);
     EXPECT_EQ(copy_slices, 1);
-    EXPECT_EQ(device_tids, (std::set<int64_t>{0, 1}));
+    for (const auto &e : events)
+        if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"].get<int64_t>() >= 1000000)
+            device_rows.insert(e["args"]["name"].get<std::string>().substr(0, 20));
+    EXPECT_EQ(device_rows, (std::set<std::string>{"Stream 0 (default), ", "Stream 1"}));
     ASSERT_EQ(slices.size(), ops.rows.size());
     for (const auto &r : ops.rows) {
         auto it = slices.find(r.at("Infer ID") + "/" + r.at("Task ID"));
@@ -843,6 +871,94 @@ TEST_F(ProfTest, CollectionWritesCsvAndTrace) {
         EXPECT_NEAR(it->second.first, std::stod(r.at("Task Start Time(us)")), 0.002);
         EXPECT_NEAR(it->second.second, std::stod(r.at("Task Duration(us)")), 0.002);
     }
+}
+
+/* Executions from several threads: every node of every execution is recorded
+ * once, in the subscription and in the files, and each thread's
+ * default-stream work gets its own timeline row. */
+TEST_F(ProfTest, ConcurrentExecutions) {
+    const uint32_t id = Load();
+    constexpr int kThreads = 4, kRuns = 25;
+    auto run_all = [&] {
+        std::vector<std::thread> threads;
+        for (int t = 0; t < kThreads; ++t)
+            threads.emplace_back([&] {
+                aclrtContext ctx = nullptr;
+                ASSERT_EQ(aclrtCreateContext(&ctx, 0), ACL_SUCCESS);
+                {
+                    Io io;
+                    for (int i = 0; i < kRuns; ++i) ASSERT_EQ(aclmdlExecute(id, io.in, io.out), ACL_SUCCESS);
+                }
+                EXPECT_EQ(aclrtDestroyContext(ctx), ACL_SUCCESS);
+            });
+        for (auto &t : threads) t.join();
+    };
+    // Subscription.
+    Pipe p;
+    aclprofSubscribeConfig *cfg = aclprofCreateSubscribeConfig(1, ACL_AICORE_NONE, &p.w);
+    ASSERT_EQ(aclprofModelSubscribe(id, cfg), ACL_SUCCESS);
+    p.TakeWrite();
+    PipeReader reader(p.r);
+    run_all();
+    ASSERT_EQ(aclprofModelUnSubscribe(id), ACL_SUCCESS);
+    reader.Join();
+    aclprofDestroySubscribeConfig(cfg);
+    ASSERT_EQ(reader.data().size(), kNodes * kThreads * kRuns * 80);
+    std::set<uint32_t> threads;
+    for (size_t i = 0; i < reader.data().size(); i += 80) {
+        Decoded d = Decode(reinterpret_cast<const unsigned char *>(reader.data().data()) + i);
+        EXPECT_TRUE(d.signature_ok);
+        threads.insert(d.thread_id);
+    }
+    EXPECT_EQ(threads.size(), static_cast<size_t>(kThreads));
+    // Collection.
+    TempDir dir;
+    ASSERT_EQ(aclprofInit(dir.path().c_str(), dir.path().size()), ACL_SUCCESS);
+    uint32_t devices[] = {0};
+    aclprofConfig *pc = aclprofCreateConfig(devices, 1, ACL_AICORE_NONE, nullptr, ACL_PROF_ACL_API | ACL_PROF_TASK_TIME);
+    ASSERT_EQ(aclprofStart(pc), ACL_SUCCESS);
+    run_all();
+    ASSERT_EQ(aclprofStop(pc), ACL_SUCCESS);
+    aclprofDestroyConfig(pc);
+    ASSERT_EQ(aclprofFinalize(), ACL_SUCCESS);
+    const std::string prof = ProfFolder(dir.path());
+    Table ops = LoadTable(FindFile(prof, "op_summary_"));
+    EXPECT_EQ(ops.rows.size(), kNodes * kThreads * kRuns);
+    std::set<std::string> infer;
+    for (const auto &r : ops.rows) infer.insert(r.at("Infer ID"));
+    EXPECT_EQ(infer.size(), static_cast<size_t>(kThreads * kRuns));
+    nlohmann::json events = CheckTrace(FindFile(prof, "msprof_"));  // rows nest
+    int rows = 0;
+    for (const auto &e : events)
+        if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"].get<int64_t>() >= 1000000) ++rows;
+    EXPECT_EQ(rows, kThreads);
+}
+
+/* The dump and a collection watch the same executions (one fan-out observer). */
+TEST_F(ProfTest, DumpAndCollectionTogether) {
+    TempDir dump_dir, prof_dir;
+    const uint32_t id = Load();
+    ASSERT_EQ(aclmdlInitDump(), ACL_SUCCESS);
+    TempFile dump_cfg("{\"dump\": {\"dump_path\": \"" + dump_dir.path() +
+                      "\", \"dump_list\": [{\"model_name\": \"addrelu\"}]}}");
+    ASSERT_EQ(aclmdlSetDump(dump_cfg.path()), ACL_SUCCESS) << RecentErrMsg();
+    ASSERT_EQ(aclprofInit(prof_dir.path().c_str(), prof_dir.path().size()), ACL_SUCCESS);
+    uint32_t devices[] = {0};
+    aclprofConfig *pc = aclprofCreateConfig(devices, 1, ACL_AICORE_NONE, nullptr, ACL_PROF_TASK_TIME);
+    ASSERT_EQ(aclprofStart(pc), ACL_SUCCESS);
+    {
+        Io io;
+        Execute(id, io);
+    }
+    ASSERT_EQ(aclprofStop(pc), ACL_SUCCESS);
+    aclprofDestroyConfig(pc);
+    ASSERT_EQ(aclprofFinalize(), ACL_SUCCESS);
+    ASSERT_EQ(aclmdlFinalizeDump(), ACL_SUCCESS);
+    size_t npy = 0;
+    for (const std::string &f : ListFiles(dump_dir.path())) npy += f.size() > 4 && f.substr(f.size() - 4) == ".npy";
+    EXPECT_EQ(npy, kNodes) << "one output tensor per node dumped";
+    Table ops = LoadTable(FindFile(ProfFolder(prof_dir.path()), "op_summary_"));
+    EXPECT_EQ(ops.rows.size(), kNodes);
 }
 
 TEST_F(ProfTest, CollectionOrderingErrors) {

@@ -333,6 +333,19 @@ def check_trace(path):
             assert isinstance(e["ts"], (int, float)) and e["dur"] >= 0, e
         else:
             assert e["name"] in ("process_name", "thread_name", "process_sort_index"), e
+    # Viewers need the slices of one row nested or disjoint.
+    rows = {}
+    for e in doc["traceEvents"]:
+        if e["ph"] == "X":
+            rows.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    for row, slices in rows.items():
+        slices.sort(key=lambda s: (s[0], -s[1]))
+        open_ends = []
+        for begin, end in slices:
+            while open_ends and open_ends[-1] <= begin + 1e-3:
+                open_ends.pop()
+            assert not open_ends or end <= open_ends[-1] + 1e-3, f"row {row}: {begin}..{end} overlaps"
+            open_ends.append(end)
     return doc
 
 
