@@ -445,3 +445,21 @@ def test_msprof_wrapper_application_form_and_errors(tmp_path):
     proc = subprocess.run([sys.executable, str(MSPROF), sys.executable, "-c", "import sys; sys.exit(3)"],
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 3  # the program's own exit status
+
+
+def test_msprof_wrapper_profiles_a_c_program(tmp_path):
+    """The wrapper on a C binary: samples/c/model_run on a two-node model."""
+    import mdl_models
+    exe = H.build_dir() / "bin" / "model_run"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built")
+    model = mdl_models.two_outputs(tmp_path)
+    out = tmp_path / "result"
+    proc = subprocess.run([sys.executable, str(MSPROF), f"--output={out}", "--ascendcl=on", "--task-time=on",
+                           str(exe), str(model.path), "--loop", "3"],
+                          env=H.child_env(), capture_output=True, text=True, timeout=120)
+    H.check_child(proc)
+    assert "model_run: OK" in proc.stdout
+    ops, api, _ = check_profile(prof_folder(out), "two_outputs", 3, nodes=2)
+    assert {r["Op Name"] for r in ops} == {"add", "mul"}
+    assert api["aclmdlExecute"]["Count"] == "3"
