@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -165,7 +166,7 @@ class PipeWriter {
   const size_t capacity_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
-  std::vector<OpRecord> queue_;  // FIFO; erased from the front in batches
+  std::deque<OpRecord> queue_;
   bool stopping_ = false;
   bool finished_ = false;
   bool broken_ = false;
