@@ -200,6 +200,30 @@ ACL_FUNC_VISIBILITY aclprofSubscribeOpFlag aclprofGetOpFlag(const void *opInfo, 
 ACL_FUNC_VISIBILITY const char *aclprofGetOpAttriValue(const void *opInfo, size_t opInfoLen, uint32_t index,
                                                        aclprofSubscribeOpAttri attri);
 
+/* ---- msproftx: user annotations (spec §5.2) ----
+ * Recorded on the timeline ("msproftx" rows) while a collection with
+ * ACL_PROF_MSPROFTX (or acl.json's profiler / openacl-msprof) runs; outside
+ * one they succeed and record nothing. A stamp carries the message. */
+
+/* A new stamp (free with aclprofDestroyStamp); NULL when out of memory. */
+ACL_FUNC_VISIBILITY void *aclprofCreateStamp(void);
+/* A stamp not from aclprofCreateStamp (or destroyed) is ignored, with a recent error message. */
+ACL_FUNC_VISIBILITY void aclprofDestroyStamp(void *stamp);
+/* msgLength: bytes of msg to use (1..1024; stops at a NUL). */
+ACL_FUNC_VISIBILITY aclError aclprofSetStampTraceMessage(void *stamp, const char *msg, uint32_t msgLength);
+/* An instant event with the stamp's message. */
+ACL_FUNC_VISIBILITY aclError aclprofMark(void *stamp);
+/* An instant event with msg (msgLen bytes, 1..1024), tagged with stream. */
+ACL_FUNC_VISIBILITY aclError aclprofMarkEx(const char *msg, size_t msgLen, aclrtStream stream);
+/* A range on the calling thread: aclprofPush opens it, aclprofPop closes the
+ * innermost one (ACL_ERROR_INVALID_PARAM when none is open). */
+ACL_FUNC_VISIBILITY aclError aclprofPush(void *stamp);
+ACL_FUNC_VISIBILITY aclError aclprofPop(void);
+/* A range that any thread may stop: *rangeId identifies it (from 1). */
+ACL_FUNC_VISIBILITY aclError aclprofRangeStart(void *stamp, uint32_t *rangeId);
+/* ACL_ERROR_INVALID_PARAM for an id not started or already stopped. */
+ACL_FUNC_VISIBILITY aclError aclprofRangeStop(uint32_t rangeId);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,6 @@
 // acl.prof: profiling (pyacl-api.md §5) over the aclprof* C functions of
 // acl/acl_prof.h: collection to files and the op-info subscription with its
-// record readers.
+// record readers, and the msproftx annotations.
 //
 // Conventions (§0.2): configs and buffer addresses are ints (`k`), model ids
 // and record indexes `I`; outputs come back as `(out..., ret)`; argument
@@ -220,6 +220,68 @@ PyObject* get_model_id(PyObject*, PyObject* args) {
   return PyLong_FromSize_t(aclprofGetModelId(as_buf(buf), len, index));
 }
 
+// ---- msproftx ----
+
+PyObject* create_stamp(PyObject*, PyObject* args) {
+  if (!no_args(args, "acl.prof.create_stamp")) return nullptr;
+  return PyLong_FromUnsignedLong(from_ptr(aclprofCreateStamp()));
+}
+
+PyObject* destroy_stamp(PyObject*, PyObject* args) {
+  unsigned long stamp = 0;
+  if (!parse_args(args, "acl.prof.destroy_stamp", "k", &stamp)) return nullptr;
+  aclprofDestroyStamp(to_ptr(stamp));
+  Py_RETURN_NONE;
+}
+
+PyObject* set_stamp_trace_message(PyObject*, PyObject* args) {
+  unsigned long stamp = 0;
+  const char* msg = nullptr;
+  unsigned int len = 0;
+  if (!parse_args(args, "acl.prof.set_stamp_trace_message", "ksI", &stamp, &msg, &len)) return nullptr;
+  // The caller's length never reaches past the string Python holds.
+  const size_t have = strlen(msg);
+  return code_result(aclprofSetStampTraceMessage(to_ptr(stamp), msg, len < have ? len : static_cast<unsigned>(have)));
+}
+
+PyObject* mark(PyObject*, PyObject* args) {
+  unsigned long stamp = 0;
+  if (!parse_args(args, "acl.prof.mark", "k", &stamp)) return nullptr;
+  return code_result(aclprofMark(to_ptr(stamp)));
+}
+
+PyObject* mark_ex(PyObject*, PyObject* args) {
+  const char* msg = nullptr;
+  unsigned long stream = 0;
+  if (!parse_args(args, "acl.prof.mark_ex", "sk", &msg, &stream)) return nullptr;
+  return code_result(aclprofMarkEx(msg, strlen(msg), to_ptr(stream)));
+}
+
+PyObject* push(PyObject*, PyObject* args) {
+  unsigned long stamp = 0;
+  if (!parse_args(args, "acl.prof.push", "k", &stamp)) return nullptr;
+  return code_result(aclprofPush(to_ptr(stamp)));
+}
+
+PyObject* pop(PyObject*, PyObject* args) {
+  if (!no_args(args, "acl.prof.pop")) return nullptr;
+  return code_result(aclprofPop());
+}
+
+PyObject* range_start(PyObject*, PyObject* args) {
+  unsigned long stamp = 0;
+  if (!parse_args(args, "acl.prof.range_start", "k", &stamp)) return nullptr;
+  uint32_t id = 0;
+  const aclError ret = aclprofRangeStart(to_ptr(stamp), &id);
+  return Py_BuildValue("(Ii)", id, ret);
+}
+
+PyObject* range_stop(PyObject*, PyObject* args) {
+  unsigned int id = 0;
+  if (!parse_args(args, "acl.prof.range_stop", "I", &id)) return nullptr;
+  return code_result(aclprofRangeStop(id));
+}
+
 }  // namespace
 
 PyMethodDef kProfMethods[] = {
@@ -253,6 +315,16 @@ PyMethodDef kProfMethods[] = {
     {"get_op_end", get_op_end, METH_VARARGS, "get_op_end(buf_ptr, buf_len, index) -> int (us)"},
     {"get_op_duration", get_op_duration, METH_VARARGS, "get_op_duration(buf_ptr, buf_len, index) -> int (us)"},
     {"get_model_id", get_model_id, METH_VARARGS, "get_model_id(buf_ptr, buf_len, index) -> int"},
+    {"create_stamp", create_stamp, METH_VARARGS, "create_stamp() -> stamp (0 on failure)"},
+    {"destroy_stamp", destroy_stamp, METH_VARARGS, "destroy_stamp(stamp) -> None"},
+    {"set_stamp_trace_message", set_stamp_trace_message, METH_VARARGS,
+     "set_stamp_trace_message(stamp, msg, msg_len) -> ret"},
+    {"mark", mark, METH_VARARGS, "mark(stamp) -> ret"},
+    {"mark_ex", mark_ex, METH_VARARGS, "mark_ex(msg, stream) -> ret"},
+    {"push", push, METH_VARARGS, "push(stamp) -> ret"},
+    {"pop", pop, METH_VARARGS, "pop() -> ret"},
+    {"range_start", range_start, METH_VARARGS, "range_start(stamp) -> (range_id, ret)"},
+    {"range_stop", range_stop, METH_VARARGS, "range_stop(range_id) -> ret"},
     {nullptr, nullptr, 0, nullptr},
 };
 

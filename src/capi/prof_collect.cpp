@@ -68,6 +68,7 @@ uint32_t collect_bits(uint64_t data_types) {
   uint32_t bits = 0;
   if (data_types & kApiBits) bits |= prof::kCollectApi;
   if (data_types & kTaskBits) bits |= prof::kCollectTasks;
+  if (data_types & ACL_PROF_MSPROFTX) bits |= prof::kCollectTx;
   return bits;
 }
 
@@ -170,7 +171,7 @@ Status prof_from_config() {
   std::vector<uint32_t> devices;
   for (int d = 0; d < runtime().device_count(); ++d) devices.push_back(static_cast<uint32_t>(d));
   uint32_t busy = 0;
-  (void)prof::collection_start(devices, prof::kCollectApi | prof::kCollectTasks, &busy);
+  (void)prof::collection_start(devices, prof::kCollectApi | prof::kCollectTasks | prof::kCollectTx, &busy);
   {
     State& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);

@@ -103,6 +103,8 @@ CollectedData take(State& s, const std::vector<uint32_t>& devices) {
   s.data.tasks = std::move(keep);
   out.api = std::move(s.data.api);
   s.data.api.clear();
+  out.marks = std::move(s.data.marks);
+  s.data.marks.clear();
   out.api_dropped = s.data.api_dropped;
   out.tasks_dropped = s.data.tasks_dropped;
   s.data.api_dropped = s.data.tasks_dropped = 0;
@@ -170,6 +172,21 @@ void record_task(TaskEvent&& e) noexcept {
     s.data.tasks.push_back(std::move(e));
   } catch (...) {
     ++s.data.tasks_dropped;
+  }
+}
+
+void record_mark(MarkEvent&& e) noexcept {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.running.empty() || !(s.what & kCollectTx)) return;
+  if (s.data.marks.size() >= kMaxEvents) {
+    ++s.data.api_dropped;
+    return;
+  }
+  try {
+    s.data.marks.push_back(std::move(e));
+  } catch (...) {
+    ++s.data.api_dropped;
   }
 }
 

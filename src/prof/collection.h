@@ -41,5 +41,6 @@ Status collection_finalize(std::string* prof_dir = nullptr);
 
 void record_api(const ApiEvent& e) noexcept;
 void record_task(TaskEvent&& e) noexcept;
+void record_mark(MarkEvent&& e) noexcept;
 
 }  // namespace openacl::prof

@@ -240,6 +240,41 @@ std::string timeline(const CollectedData& data, StreamIds& streams) {
     events.push_back({{"name", e.name}, {"ph", "X"}, {"cat", cat}, {"pid", pid}, {"tid", row},
                       {"ts", ts_us(e.start_ns)}, {"dur", ts_us(e.end_ns - e.start_ns)}, {"args", std::move(args)}});
   }
+  // msproftx annotations: their own process, one row per thread (a push/pop
+  // range crosses the API slices of aclprofPush and aclprofPop, so it cannot
+  // share their row); start/stop ranges are async events (they may end on
+  // another thread), marks instant events.
+  if (!data.marks.empty()) {
+    const int pid = 999999;
+    events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", pid}, {"tid", 0},
+                      {"args", {{"name", "msproftx"}}}});
+    std::map<uint32_t, bool> tx_threads;
+    for (const MarkEvent& m : data.marks) {
+      if (!tx_threads[m.thread_id]) {
+        tx_threads[m.thread_id] = true;
+        events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", pid}, {"tid", m.thread_id},
+                          {"args", {{"name", "Thread " + std::to_string(m.thread_id)}}}});
+      }
+      switch (m.kind) {
+        case MarkEvent::Kind::kMark:
+          events.push_back({{"name", m.message}, {"ph", "i"}, {"s", "t"}, {"cat", "msproftx"}, {"pid", pid},
+                            {"tid", m.thread_id}, {"ts", ts_us(m.start_ns)}, {"args", {{"Stream", m.stream}}}});
+          break;
+        case MarkEvent::Kind::kPushPop:
+          events.push_back({{"name", m.message}, {"ph", "X"}, {"cat", "msproftx"}, {"pid", pid},
+                            {"tid", m.thread_id}, {"ts", ts_us(m.start_ns)}, {"dur", ts_us(m.end_ns - m.start_ns)},
+                            {"args", json::object()}});
+          break;
+        case MarkEvent::Kind::kRange:
+          events.push_back({{"name", m.message}, {"ph", "b"}, {"cat", "msproftx"}, {"id", m.range_id},
+                            {"pid", pid}, {"tid", m.thread_id}, {"ts", ts_us(m.start_ns)},
+                            {"args", {{"Range ID", m.range_id}, {"Stop Thread Id", m.end_thread_id}}}});
+          events.push_back({{"name", m.message}, {"ph", "e"}, {"cat", "msproftx"}, {"id", m.range_id},
+                            {"pid", pid}, {"tid", m.thread_id}, {"ts", ts_us(m.end_ns)}});
+          break;
+      }
+    }
+  }
   json doc = {{"traceEvents", std::move(events)},
               {"displayTimeUnit", "ms"},
               {"otherData",

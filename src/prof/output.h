@@ -24,6 +24,7 @@ struct CollectedData {
   std::vector<uint32_t> devices;
   std::vector<ApiEvent> api;
   std::vector<TaskEvent> tasks;
+  std::vector<MarkEvent> marks;  // msproftx
   uint64_t api_dropped = 0;
   uint64_t tasks_dropped = 0;
 };

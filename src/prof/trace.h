@@ -12,6 +12,7 @@ namespace openacl::prof {
 // What the running file collection asks for (bits of g_collect).
 inline constexpr uint32_t kCollectApi = 1u;    // acl* calls (API layer rows, api_statistic)
 inline constexpr uint32_t kCollectTasks = 2u;  // nodes, copies, model executions (stream rows, op_summary)
+inline constexpr uint32_t kCollectTx = 4u;     // msproftx annotations (aclprofMark, Push/Pop, RangeStart/Stop)
 
 namespace detail {
 extern std::atomic<uint32_t> g_collect;        // kCollect* bits; 0 when no collection runs
@@ -23,10 +24,12 @@ extern std::atomic<uint32_t> g_subscriptions;  // models subscribed right now
 inline bool api_tracing() { return detail::g_collect.load(std::memory_order_relaxed) & kCollectApi; }
 inline bool task_tracing() { return detail::g_collect.load(std::memory_order_relaxed) & kCollectTasks; }
 inline bool subscriptions_active() { return detail::g_subscriptions.load(std::memory_order_relaxed) != 0; }
+inline bool tx_tracing() { return detail::g_collect.load(std::memory_order_relaxed) & kCollectTx; }
 #else  // -DOPENACL_TRACE_POINTS=OFF, the baseline of the overhead benchmark
 constexpr bool api_tracing() { return false; }
 constexpr bool task_tracing() { return false; }
 constexpr bool subscriptions_active() { return false; }
+constexpr bool tx_tracing() { return false; }
 #endif
 
 // steady_clock (CLOCK_MONOTONIC) nanoseconds: the clock of every event, the
@@ -65,6 +68,19 @@ struct TaskEvent {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   uint64_t bytes = 0;       // copies
+};
+
+// A user annotation (msproftx): a mark (start == end), a push/pop range (on
+// one thread) or a start/stop range (range_id != 0; may end on another thread).
+struct MarkEvent {
+  enum class Kind { kMark, kPushPop, kRange } kind = Kind::kMark;
+  std::string message;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t thread_id = 0;      // the thread that marked / pushed / started
+  uint32_t end_thread_id = 0;  // kRange: the thread that stopped it
+  uint32_t range_id = 0;
+  uint64_t stream = 0;         // aclprofMarkEx's stream (0: none or the default)
 };
 
 }  // namespace openacl::prof

@@ -729,10 +729,15 @@ nlohmann::json CheckTrace(const std::string &path) {
         EXPECT_TRUE(e.contains("tid") && e["tid"].is_number_integer()) << e;
         EXPECT_TRUE(e.contains("name") && e["name"].is_string()) << e;
         const std::string ph = e["ph"];
-        EXPECT_TRUE(ph == "X" || ph == "M") << e;
+        EXPECT_TRUE(ph == "X" || ph == "M" || ph == "i" || ph == "b" || ph == "e") << e;
         if (ph == "X") {
             EXPECT_TRUE(e["ts"].is_number()) << e;
             EXPECT_TRUE(e["dur"].is_number() && e["dur"].get<double>() >= 0) << e;
+        } else if (ph == "i") {
+            EXPECT_TRUE(e["ts"].is_number()) << e;
+            EXPECT_EQ(e["s"], "t") << e;
+        } else if (ph == "b" || ph == "e") {
+            EXPECT_TRUE(e["ts"].is_number() && e["id"].is_number_integer() && e.contains("cat")) << e;
         } else {
             const std::string n = e["name"];
             EXPECT_TRUE(n == "process_name" || n == "thread_name" || n == "process_sort_index") << e;
@@ -959,6 +964,77 @@ TEST_F(ProfTest, DumpAndCollectionTogether) {
     EXPECT_EQ(npy, kNodes) << "one output tensor per node dumped";
     Table ops = LoadTable(FindFile(ProfFolder(prof_dir.path()), "op_summary_"));
     EXPECT_EQ(ops.rows.size(), kNodes);
+}
+
+/* msproftx: marks, push/pop and start/stop ranges on the timeline. */
+TEST_F(ProfTest, MsprofTxAnnotations) {
+    const uint32_t id = Load();
+    void *stamp = aclprofCreateStamp();
+    ASSERT_NE(stamp, nullptr);
+    EXPECT_EQ(aclprofSetStampTraceMessage(stamp, "preprocess-and-more", 10), ACL_SUCCESS);  // "preprocess"
+    EXPECT_EQ(aclprofSetStampTraceMessage(stamp, nullptr, 3), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclprofSetStampTraceMessage(stamp, "x", 0), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclprofSetStampTraceMessage(nullptr, "x", 1), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclprofMark(nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclprofPop(), ACL_ERROR_INVALID_PARAM);
+    EXPECT_TRUE(Contains(RecentErrMsg(), "aclprofPush")) << RecentErrMsg();
+    EXPECT_EQ(aclprofRangeStop(424242), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclprofRangeStart(stamp, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclprofMarkEx(nullptr, 3, nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclprofMark(stamp), ACL_SUCCESS);  // outside a collection: nothing recorded
+    TempDir dir;
+    ASSERT_EQ(aclprofInit(dir.path().c_str(), dir.path().size()), ACL_SUCCESS);
+    uint32_t devices[] = {0};
+    aclprofConfig *pc = aclprofCreateConfig(devices, 1, ACL_AICORE_NONE, nullptr,
+                                            ACL_PROF_MSPROFTX | ACL_PROF_TASK_TIME);
+    ASSERT_EQ(aclprofStart(pc), ACL_SUCCESS);
+    EXPECT_EQ(aclprofMark(stamp), ACL_SUCCESS);
+    EXPECT_EQ(aclprofMarkEx("hello stream", 5, nullptr), ACL_SUCCESS);  // "hello"
+    uint32_t range = 0;
+    ASSERT_EQ(aclprofRangeStart(stamp, &range), ACL_SUCCESS);
+    EXPECT_GE(range, 1u);
+    ASSERT_EQ(aclprofPush(stamp), ACL_SUCCESS);
+    {
+        Io io;
+        Execute(id, io);
+    }
+    ASSERT_EQ(aclprofPop(), ACL_SUCCESS);
+    std::thread([&] { EXPECT_EQ(aclprofRangeStop(range), ACL_SUCCESS); }).join();  // another thread
+    EXPECT_EQ(aclprofRangeStop(range), ACL_ERROR_INVALID_PARAM);  // stopped already
+    ASSERT_EQ(aclprofStop(pc), ACL_SUCCESS);
+    aclprofDestroyConfig(pc);
+    ASSERT_EQ(aclprofFinalize(), ACL_SUCCESS);
+    aclprofDestroyStamp(stamp);
+    aclprofDestroyStamp(stamp);  // twice: ignored, with a message
+    EXPECT_TRUE(Contains(RecentErrMsg(), "not a live stamp")) << RecentErrMsg();
+
+    nlohmann::json events = CheckTrace(FindFile(ProfFolder(dir.path()), "msprof_"));
+    std::vector<std::string> instants;
+    double pushed_begin = -1, pushed_end = -1, op_begin = -1, op_end = -1;
+    int begins = 0, ends = 0;
+    for (const auto &e : events) {
+        if (e["ph"] == "i") instants.push_back(e["name"]);
+        if (e["ph"] == "X" && e["cat"] == "msproftx") {
+            EXPECT_EQ(e["name"], "preprocess");
+            pushed_begin = e["ts"];
+            pushed_end = pushed_begin + e["dur"].get<double>();
+        }
+        if (e["ph"] == "X" && e["cat"] == "op" && op_begin < 0) {
+            op_begin = e["ts"];
+            op_end = op_begin + e["dur"].get<double>();
+        }
+        if ((e["ph"] == "b" || e["ph"] == "e") && e["id"] == range) {
+            EXPECT_EQ(e["name"], "preprocess");
+            begins += e["ph"] == "b";
+            ends += e["ph"] == "e";
+        }
+    }
+    EXPECT_EQ(instants, (std::vector<std::string>{"preprocess", "hello"}));
+    EXPECT_EQ(begins, 1);
+    EXPECT_EQ(ends, 1);
+    ASSERT_GE(op_begin, 0);
+    EXPECT_LE(pushed_begin, op_begin) << "the push/pop range encloses the execution it wraps";
+    EXPECT_GE(pushed_end, op_end);
 }
 
 TEST_F(ProfTest, CollectionOrderingErrors) {

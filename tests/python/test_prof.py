@@ -328,9 +328,11 @@ def check_trace(path):
     doc = json.loads(Path(path).read_text())
     assert isinstance(doc["traceEvents"], list)
     for e in doc["traceEvents"]:
-        assert e["ph"] in ("X", "M") and isinstance(e["pid"], int) and isinstance(e["tid"], int), e
+        assert e["ph"] in ("X", "M", "i", "b", "e") and isinstance(e["pid"], int) and isinstance(e["tid"], int), e
         if e["ph"] == "X":
             assert isinstance(e["ts"], (int, float)) and e["dur"] >= 0, e
+        elif e["ph"] in ("i", "b", "e"):
+            assert isinstance(e["ts"], (int, float)), e
         else:
             assert e["name"] in ("process_name", "thread_name", "process_sort_index"), e
     # Viewers need the slices of one row nested or disjoint.
@@ -463,3 +465,30 @@ def test_msprof_wrapper_profiles_a_c_program(tmp_path):
     ops, api, _ = check_profile(prof_folder(out), "two_outputs", 3, nodes=2)
     assert {r["Op Name"] for r in ops} == {"add", "mul"}
     assert api["aclmdlExecute"]["Count"] == "3"
+
+
+def test_msproftx_annotations(run, tmp_path):
+    stamp = acl.prof.create_stamp()
+    assert stamp != 0
+    ok(acl.prof.set_stamp_trace_message(stamp, "inference", 9))
+    assert acl.prof.pop() == ACL_ERROR_INVALID_PARAM
+    assert acl.prof.range_stop(99999) == ACL_ERROR_INVALID_PARAM
+    ok(acl.prof.init(str(tmp_path)))
+    cfg = acl.prof.create_config([0], ACL_AICORE_NONE, 0, 0x80 | ACL_PROF_TASK_TIME)  # ACL_PROF_MSPROFTX
+    ok(acl.prof.start(cfg))
+    ok(acl.prof.mark(stamp))
+    ok(acl.prof.mark_ex("checkpoint", 0))
+    range_id, ret = acl.prof.range_start(stamp)
+    assert ret == 0 and range_id >= 1
+    ok(acl.prof.push(stamp))
+    run.execute(2)
+    ok(acl.prof.pop())
+    ok(acl.prof.range_stop(range_id))
+    ok(acl.prof.stop(cfg))
+    acl.prof.destroy_config(cfg)
+    ok(acl.prof.finalize())
+    assert acl.prof.destroy_stamp(stamp) is None
+    doc = check_trace(next(prof_folder(tmp_path).glob("timeline/msprof_*.json")))
+    tx = [e for e in doc["traceEvents"] if e.get("cat") == "msproftx"]
+    assert sorted(e["ph"] for e in tx) == ["X", "b", "e", "i", "i"]
+    assert {e["name"] for e in tx} == {"inference", "checkpoint"}
