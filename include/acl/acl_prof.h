@@ -200,6 +200,18 @@ ACL_FUNC_VISIBILITY aclprofSubscribeOpFlag aclprofGetOpFlag(const void *opInfo, 
 ACL_FUNC_VISIBILITY const char *aclprofGetOpAttriValue(const void *opInfo, size_t opInfoLen, uint32_t index,
                                                        aclprofSubscribeOpAttri attri);
 
+/* ---- step info: training-iteration markers (spec §5.2) ----
+ * aclprofGetStepTimestamp(info, ACL_STEP_START, stream) then (…, ACL_STEP_END,
+ * stream) puts one "Step n" range on the timeline's msproftx rows (n counts
+ * the steps of the process from 1) while a collection runs. END without
+ * START, START twice, or a tag other than the two: ACL_ERROR_INVALID_PARAM. */
+typedef struct aclprofStepInfo aclprofStepInfo;
+/* NULL when out of memory; free with aclprofDestroyStepInfo. */
+ACL_FUNC_VISIBILITY aclprofStepInfo *aclprofCreateStepInfo(void);
+ACL_FUNC_VISIBILITY void aclprofDestroyStepInfo(aclprofStepInfo *stepInfo);
+ACL_FUNC_VISIBILITY aclError aclprofGetStepTimestamp(aclprofStepInfo *stepInfo, aclprofStepTag tag,
+                                                     aclrtStream stream);
+
 /* ---- msproftx: user annotations (spec §5.2) ----
  * Recorded on the timeline ("msproftx" rows) while a collection with
  * ACL_PROF_MSPROFTX (or acl.json's profiler / openacl-msprof) runs; outside

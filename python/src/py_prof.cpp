@@ -282,6 +282,28 @@ PyObject* range_stop(PyObject*, PyObject* args) {
   return code_result(aclprofRangeStop(id));
 }
 
+// ---- step info ----
+
+PyObject* create_step_info(PyObject*, PyObject* args) {
+  if (!no_args(args, "acl.prof.create_step_info")) return nullptr;
+  return PyLong_FromUnsignedLong(from_ptr(aclprofCreateStepInfo()));
+}
+
+PyObject* destroy_step_info(PyObject*, PyObject* args) {
+  unsigned long info = 0;
+  if (!parse_args(args, "acl.prof.destroy_step_info", "k", &info)) return nullptr;
+  aclprofDestroyStepInfo(static_cast<aclprofStepInfo*>(to_ptr(info)));
+  Py_RETURN_NONE;
+}
+
+PyObject* get_step_timestamp(PyObject*, PyObject* args) {
+  unsigned long info = 0, stream = 0;
+  int tag = 0;
+  if (!parse_args(args, "acl.prof.get_step_timestamp", "kik", &info, &tag, &stream)) return nullptr;
+  return code_result(aclprofGetStepTimestamp(static_cast<aclprofStepInfo*>(to_ptr(info)),
+                                             static_cast<aclprofStepTag>(tag), to_ptr(stream)));
+}
+
 }  // namespace
 
 PyMethodDef kProfMethods[] = {
@@ -315,6 +337,10 @@ PyMethodDef kProfMethods[] = {
     {"get_op_end", get_op_end, METH_VARARGS, "get_op_end(buf_ptr, buf_len, index) -> int (us)"},
     {"get_op_duration", get_op_duration, METH_VARARGS, "get_op_duration(buf_ptr, buf_len, index) -> int (us)"},
     {"get_model_id", get_model_id, METH_VARARGS, "get_model_id(buf_ptr, buf_len, index) -> int"},
+    {"create_step_info", create_step_info, METH_VARARGS, "create_step_info() -> handle (0 on failure)"},
+    {"destroy_step_info", destroy_step_info, METH_VARARGS, "destroy_step_info(handle) -> None"},
+    {"get_step_timestamp", get_step_timestamp, METH_VARARGS,
+     "get_step_timestamp(handle, tag (0 start, 1 end), stream) -> ret"},
     {"create_stamp", create_stamp, METH_VARARGS, "create_stamp() -> stamp (0 on failure)"},
     {"destroy_stamp", destroy_stamp, METH_VARARGS, "destroy_stamp(stamp) -> None"},
     {"set_stamp_trace_message", set_stamp_trace_message, METH_VARARGS,

@@ -1,7 +1,8 @@
-// msproftx user annotations (acl_prof.h, spec §5.2): stamps, marks, push/pop
-// and start/stop ranges, recorded while a collection with ACL_PROF_MSPROFTX
-// runs (prof::tx_tracing()). Outside one the calls succeed and record nothing,
-// so instrumented programs run unchanged.
+// msproftx user annotations and step info (acl_prof.h, spec §5.2): stamps,
+// marks, push/pop and start/stop ranges, recorded while a collection with
+// ACL_PROF_MSPROFTX runs (prof::tx_tracing()); steps ("Step n" ranges) while
+// any collection runs. Outside one the calls succeed and record nothing, so
+// instrumented programs run unchanged.
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -22,9 +23,29 @@ struct Stamp {
   std::string message;
 };
 
+}  // namespace
+}  // namespace openacl::capi
+
+// A step in progress: its START time and thread; started == false between steps.
+struct aclprofStepInfo {
+  bool started = false;
+  int64_t start_ns = 0;
+  uint32_t thread_id = 0;
+  uint64_t stream = 0;
+};
+
+namespace openacl::capi {
+namespace {
+
+// Step ranges share the async-event id space with aclprofRangeStart ids:
+// they take the upper half.
+constexpr uint32_t kStepIdBase = 0x80000000u;
+
 struct TxState {
   std::mutex mutex;
   std::set<const Stamp*> live;
+  std::set<const aclprofStepInfo*> steps;
+  uint32_t next_step = 1;
   uint32_t next_range = 1;
   std::map<uint32_t, prof::MarkEvent> ranges;  // started, not stopped
 };
@@ -185,6 +206,72 @@ aclError aclprofRangeStop(uint32_t rangeId) {
     e.end_ns = prof::now_ns();
     e.end_thread_id = prof::thread_id();
     if (prof::tx_tracing()) prof::record_mark(std::move(e));
+    return Status::Ok();
+  });
+}
+
+aclprofStepInfo* aclprofCreateStepInfo(void) {
+  aclprofStepInfo* made = nullptr;
+  (void)guarded(__func__, [&] {
+    auto* info = new aclprofStepInfo();
+    auto& s = capi::tx();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.steps.insert(info);
+    made = info;
+    return Status::Ok();
+  });
+  return made;
+}
+
+void aclprofDestroyStepInfo(aclprofStepInfo* stepInfo) {
+  (void)guarded(__func__, [&] {
+    OPENACL_RETURN_IF_ERROR(capi::not_null(stepInfo, "stepInfo"));
+    auto& s = capi::tx();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (!s.steps.erase(stepInfo))
+      return Errorf(code::kInvalidParam, "stepInfo %p is not live (destroyed twice?)", static_cast<void*>(stepInfo));
+    delete stepInfo;
+    return Status::Ok();
+  });
+}
+
+aclError aclprofGetStepTimestamp(aclprofStepInfo* stepInfo, aclprofStepTag tag, aclrtStream stream) {
+  return guarded(__func__, [&] {
+    OPENACL_RETURN_IF_ERROR(capi::not_null(stepInfo, "stepInfo"));
+    const int t = static_cast<int>(tag);
+    if (t != ACL_STEP_START && t != ACL_STEP_END)
+      return Errorf(code::kInvalidParam, "tag %d is invalid; pass ACL_STEP_START (0) or ACL_STEP_END (1)", t);
+    const int64_t now = prof::now_ns();
+    prof::MarkEvent e;
+    {
+      auto& s = capi::tx();
+      std::lock_guard<std::mutex> lock(s.mutex);
+      if (!s.steps.count(stepInfo))
+        return Errorf(code::kInvalidParam, "stepInfo %p is not live; create it with aclprofCreateStepInfo",
+                      static_cast<void*>(stepInfo));
+      if (t == ACL_STEP_START) {
+        if (stepInfo->started)
+          return Errorf(code::kInvalidParam, "the step was started already; call with ACL_STEP_END first");
+        stepInfo->started = true;
+        stepInfo->start_ns = now;
+        stepInfo->thread_id = prof::thread_id();
+        stepInfo->stream = reinterpret_cast<uintptr_t>(stream);
+        return Status::Ok();
+      }
+      if (!stepInfo->started)
+        return Errorf(code::kInvalidParam, "the step was not started; call with ACL_STEP_START first");
+      stepInfo->started = false;
+      const uint32_t n = s.next_step++;
+      e.kind = prof::MarkEvent::Kind::kRange;
+      e.message = "Step " + std::to_string(n);
+      e.range_id = capi::kStepIdBase | (n & ~capi::kStepIdBase);
+      e.start_ns = stepInfo->start_ns;
+      e.thread_id = stepInfo->thread_id;
+      e.stream = stepInfo->stream;
+    }
+    e.end_ns = now;
+    e.end_thread_id = prof::thread_id();
+    prof::record_step(std::move(e));
     return Status::Ok();
   });
 }

@@ -175,10 +175,9 @@ void record_task(TaskEvent&& e) noexcept {
   }
 }
 
-void record_mark(MarkEvent&& e) noexcept {
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  if (s.running.empty() || !(s.what & kCollectTx)) return;
+namespace {
+
+void keep_mark(State& s, MarkEvent&& e) {
   if (s.data.marks.size() >= kMaxEvents) {
     ++s.data.api_dropped;
     return;
@@ -188,6 +187,20 @@ void record_mark(MarkEvent&& e) noexcept {
   } catch (...) {
     ++s.data.api_dropped;
   }
+}
+
+}  // namespace
+
+void record_mark(MarkEvent&& e) noexcept {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.running.empty() && (s.what & kCollectTx)) keep_mark(s, std::move(e));
+}
+
+void record_step(MarkEvent&& e) noexcept {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.running.empty()) keep_mark(s, std::move(e));
 }
 
 }  // namespace openacl::prof

@@ -41,6 +41,9 @@ Status collection_finalize(std::string* prof_dir = nullptr);
 
 void record_api(const ApiEvent& e) noexcept;
 void record_task(TaskEvent&& e) noexcept;
+// msproftx annotations: kept when the collection asked for kCollectTx.
 void record_mark(MarkEvent&& e) noexcept;
+// Training steps (aclprofGetStepTimestamp): kept by any running collection.
+void record_step(MarkEvent&& e) noexcept;
 
 }  // namespace openacl::prof

@@ -1037,6 +1037,34 @@ TEST_F(ProfTest, MsprofTxAnnotations) {
     EXPECT_GE(pushed_end, op_end);
 }
 
+/* Step info: one "Step n" range per START/END pair while collecting. */
+TEST_F(ProfTest, StepInfo) {
+    aclprofStepInfo *step = aclprofCreateStepInfo();
+    ASSERT_NE(step, nullptr);
+    EXPECT_EQ(aclprofGetStepTimestamp(step, ACL_STEP_END, nullptr), ACL_ERROR_INVALID_PARAM);  // not started
+    EXPECT_EQ(aclprofGetStepTimestamp(step, static_cast<aclprofStepTag>(2), nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclprofGetStepTimestamp(nullptr, ACL_STEP_START, nullptr), ACL_ERROR_INVALID_PARAM);
+    TempDir dir;
+    ASSERT_EQ(aclprofInit(dir.path().c_str(), dir.path().size()), ACL_SUCCESS);
+    uint32_t devices[] = {0};
+    aclprofConfig *pc = aclprofCreateConfig(devices, 1, ACL_AICORE_NONE, nullptr, ACL_PROF_TASK_TIME);
+    ASSERT_EQ(aclprofStart(pc), ACL_SUCCESS);
+    for (int i = 0; i < 2; ++i) {
+        ASSERT_EQ(aclprofGetStepTimestamp(step, ACL_STEP_START, nullptr), ACL_SUCCESS);
+        EXPECT_EQ(aclprofGetStepTimestamp(step, ACL_STEP_START, nullptr), ACL_ERROR_INVALID_PARAM);
+        ASSERT_EQ(aclprofGetStepTimestamp(step, ACL_STEP_END, nullptr), ACL_SUCCESS);
+    }
+    ASSERT_EQ(aclprofStop(pc), ACL_SUCCESS);
+    aclprofDestroyConfig(pc);
+    ASSERT_EQ(aclprofFinalize(), ACL_SUCCESS);
+    aclprofDestroyStepInfo(step);
+    nlohmann::json events = CheckTrace(FindFile(ProfFolder(dir.path()), "msprof_"));
+    std::map<std::string, int> steps;
+    for (const auto &e : events)
+        if (e["ph"] == "b") ++steps[e["name"].get<std::string>().substr(0, 5)];
+    EXPECT_EQ(steps["Step "], 2);
+}
+
 TEST_F(ProfTest, CollectionOrderingErrors) {
     TempDir dir;
     uint32_t devices[] = {0};

@@ -478,6 +478,12 @@ def test_msproftx_annotations(run, tmp_path):
     ok(acl.prof.start(cfg))
     ok(acl.prof.mark(stamp))
     ok(acl.prof.mark_ex("checkpoint", 0))
+    step = acl.prof.create_step_info()
+    assert step != 0
+    assert acl.prof.get_step_timestamp(step, 1, 0) == ACL_ERROR_INVALID_PARAM  # END before START
+    ok(acl.prof.get_step_timestamp(step, 0, 0))
+    ok(acl.prof.get_step_timestamp(step, 1, 0))
+    assert acl.prof.destroy_step_info(step) is None
     range_id, ret = acl.prof.range_start(stamp)
     assert ret == 0 and range_id >= 1
     ok(acl.prof.push(stamp))
@@ -490,5 +496,6 @@ def test_msproftx_annotations(run, tmp_path):
     assert acl.prof.destroy_stamp(stamp) is None
     doc = check_trace(next(prof_folder(tmp_path).glob("timeline/msprof_*.json")))
     tx = [e for e in doc["traceEvents"] if e.get("cat") == "msproftx"]
-    assert sorted(e["ph"] for e in tx) == ["X", "b", "e", "i", "i"]
-    assert {e["name"] for e in tx} == {"inference", "checkpoint"}
+    assert sorted(e["ph"] for e in tx) == ["X", "b", "b", "e", "e", "i", "i"]
+    assert {e["name"] for e in tx if not e["name"].startswith("Step ")} == {"inference", "checkpoint"}
+    assert sorted(e["ph"] for e in tx if e["name"].startswith("Step ")) == ["b", "e"]
