@@ -9,6 +9,7 @@
 #include "capi/mdl_dump.h"
 #include "capi/mdl_registry.h"
 #include "capi/op_execute.h"
+#include "capi/prof_state.h"
 
 using namespace openacl;
 using capi::guarded;
@@ -21,8 +22,17 @@ aclError aclInit(const char* configPath) {
     OPENACL_RETURN_IF_ERROR(runtime().init(configPath));
     // acl.json's `dump` section: a bad one fails aclInit (ACL_ERROR_INVALID_DUMP_CONFIG) and undoes it.
     Status dump = capi::dump_from_acl_json(runtime().config().raw_json);
-    if (!dump.ok()) (void)runtime().finalize(true, nullptr);
-    return dump;
+    if (!dump.ok()) {
+      (void)runtime().finalize(true, nullptr);
+      return dump;
+    }
+    // acl.json's `profiler` section or OPENACL_PROFILING_OUTPUT (openacl-msprof).
+    Status prof = capi::prof_from_config();
+    if (!prof.ok()) {
+      capi::dump_reset();
+      (void)runtime().finalize(true, nullptr);
+    }
+    return prof;
   });
 }
 
@@ -31,6 +41,7 @@ aclError aclFinalize(void) {
     // Models still loaded go first, so their memory is released (not reported
     // as leaked) before the devices are torn down.
     if (runtime().initialized()) {
+      capi::prof_shutdown();  // flushes subscriptions, writes a running collection
       capi::unload_all_models();
       capi::op_reset();  // compiled single ops hold device memory too
       capi::dump_reset();
@@ -43,8 +54,9 @@ aclError aclFinalizeReference(uint64_t* refCount) {
   return guarded(__func__, [&] {
     OPENACL_RETURN_IF_ERROR(capi::not_null(refCount, "refCount"));
     Status st = runtime().finalize(false, refCount);
-    if (st.ok() && !runtime().initialized()) {
-      capi::dump_reset();  // the last reference ends the dump too
+    if (st.ok() && !runtime().initialized()) {  // the last reference ends the dump, profiling and op cache too
+      capi::dump_reset();
+      capi::prof_shutdown();
       capi::op_reset();
     }
     return st;

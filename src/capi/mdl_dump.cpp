@@ -193,7 +193,7 @@ Status read_text_file(const char* path, std::string* out) {
 
 }  // namespace
 
-std::unique_ptr<model::NodeObserver> execution_observer(const ModelEntry& entry, int device) {
+std::unique_ptr<model::NodeObserver> dump_observer(const ModelEntry& entry, int device) {
   if (!g_model_dump_active.load(std::memory_order_acquire)) return nullptr;
   auto model = entry.model();
   if (!model) return nullptr;

@@ -375,7 +375,7 @@ aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset* input, aclmdl
     rt::Context* stream_context = s->context();
     s->enqueue(
         [entry, ins = std::move(ins), outs = std::move(outs), in_dims = std::move(in_dims), output, out_serial,
-         stream_context]() -> Status {
+         stream_context, stream]() -> Status {
           // The worker thread runs its tasks in its stream's context, so memory
           // the model allocates (a new executor) lands on the right device.
           std::shared_ptr<rt::Context> cur;
@@ -384,7 +384,7 @@ aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset* input, aclmdl
           OPENACL_RETURN_IF_ERROR(entry->check_context_alive());
           capi::ExecutionScope scope;
           OPENACL_RETURN_IF_ERROR(scope.begin(entry, "queued aclmdlExecuteAsync"));
-          auto observer = capi::execution_observer(*entry, entry->device());
+          auto observer = capi::execution_observer(*entry, entry->device(), stream);
           std::vector<std::vector<int64_t>> out_dims;
           const bool vary = outputs_vary(scope.model().info());
           OPENACL_RETURN_IF_ERROR(with_model_id(

@@ -1,5 +1,6 @@
-// capi: who watches a model execution node by node. Today the dump
-// (acl.json `dump`, aclmdlInitDump / aclmdlSetDump); profiling joins later.
+// capi: who watches a model execution node by node: the dump (acl.json
+// `dump`, aclmdlInitDump / aclmdlSetDump) and profiling (op-info subscription,
+// collection to files). execution_observer() fans out to whichever watch.
 #pragma once
 
 #include <memory>
@@ -9,9 +10,16 @@
 
 namespace openacl::capi {
 
-// The observer for one execution of `entry` on `device`, or nullptr when
-// nothing watches it (the common case: then execution costs nothing extra).
-// Called on the thread that runs the execution, just before it runs.
-std::unique_ptr<model::NodeObserver> execution_observer(const ModelEntry& entry, int device);
+// The observer for one execution of `entry` on `device` (`stream`: the
+// aclrtStream it runs on, nullptr for aclmdlExecute), or nullptr when nothing
+// watches it (the common case: then execution costs nothing extra). Called on
+// the thread that runs the execution, just before it runs; destroyed when the
+// execution ends.
+std::unique_ptr<model::NodeObserver> execution_observer(const ModelEntry& entry, int device,
+                                                        const void* stream = nullptr);
+
+// The two watchers (mdl_dump.cpp, prof_observer.cpp); nullptr when off.
+std::unique_ptr<model::NodeObserver> dump_observer(const ModelEntry& entry, int device);
+std::unique_ptr<model::NodeObserver> prof_observer(const ModelEntry& entry, int device, const void* stream);
 
 }  // namespace openacl::capi

@@ -144,7 +144,9 @@ aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, a
   return guarded(__func__, [&] {
     if (count == 0) return Status::Ok();
     OPENACL_RETURN_IF_ERROR(check_copy_1d(dst, destMax, src, count, kind, "aclrtMemcpy"));
+    const int64_t start = prof::task_tracing() ? prof::now_ns() : 0;
     runtime().backend().copy(dst, src, count);
+    if (start != 0) capi::trace_copy("aclrtMemcpy", nullptr, -1, kind, count, start);
     return Status::Ok();
   });
 }
@@ -159,8 +161,10 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
     OPENACL_RETURN_IF_ERROR(resolve(stream, &s, &keep));
     rt::Backend* be = &runtime().backend();
     s->enqueue(
-        [be, dst, src, count]() -> Status {
+        [be, dst, src, count, kind, stream, device = s->device()]() -> Status {
+          const int64_t start = prof::task_tracing() ? prof::now_ns() : 0;
           be->copy(dst, src, count);
+          if (start != 0) capi::trace_copy("aclrtMemcpyAsync", stream, device, kind, count, start);
           return Status::Ok();
         },
         "aclrtMemcpyAsync");

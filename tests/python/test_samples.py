@@ -28,6 +28,8 @@ PYTHON_SAMPLES = {
     "op_add.py": ["op_add: OK", "matches numpy (first call", "three times in stream order"],
     "op_cast_argmax.py": ["op_cast_argmax: OK", "cast         : float32 -> float16",
                           "classes match numpy"],
+    "prof_subscribe.py": ["prof_subscribe: OK", "per execution", "ops of one execution: conv1"],
+    "prof_collect.py": ["prof_collect: OK", "ops per execution, streams ['0', '1']", "in https://ui.perfetto.dev"],
 }
 
 # Exit status of a sample that cannot run in this build (e.g. an op the
