@@ -471,6 +471,12 @@ namespace openacl::capi {
 
 void op_reset() {
   OpGlobals& g = G();
+  // What the cache did this session, for whoever tunes max_opqueue_num (and
+  // the tests: the log is the observable trace of hits).
+  if (g.cache.hits() || g.cache.misses())
+    OACL_INFO("acl.op: %llu call(s) hit the compiled-op cache, %llu compiled, %zu cached at aclFinalize",
+              static_cast<unsigned long long>(g.cache.hits()), static_cast<unsigned long long>(g.cache.misses()),
+              g.cache.size());
   g.cache.clear();
   std::lock_guard<std::mutex> lock(g.mu);
   g.owners.clear();

@@ -435,6 +435,7 @@ void OpCache::clear() {
   std::lock_guard<std::mutex> lock(mu_);
   by_key_.clear();
   lru_.clear();
+  hits_ = misses_ = 0;
 }
 
 }  // namespace openacl::op

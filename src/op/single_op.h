@@ -103,6 +103,7 @@ class OpCache {
   size_t size() const;
   uint64_t hits() const;
   uint64_t misses() const;
+  // Drops every entry and zeroes the counters.
   void clear();
 
  private:
