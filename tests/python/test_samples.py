@@ -26,6 +26,8 @@ PYTHON_SAMPLES = {
     "model_dynamic_shape.py": ["model_dynamic_shape: OK", "[-1, 3, -1, -1]",
                                "input [2, 3, 5, 12]: output dims [2, 4, 5, 12], matches numpy"],
     "op_add.py": ["op_add: OK", "matches numpy (first call", "three times in stream order"],
+    "op_dynamic_shape.py": ["op_dynamic_shape: OK", "infer_shape  : y dims [-1], idx dims [10]",
+                            "dim 0 in [1, 10]", "execute_v2   : y dims [5], idx dims [10]"],
     "op_cast_argmax.py": ["op_cast_argmax: OK", "cast         : float32 -> float16",
                           "classes match numpy"],
     "prof_subscribe.py": ["prof_subscribe: OK", "per execution", "ops of one execution: conv1"],
