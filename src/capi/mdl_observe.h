@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "capi/mdl_registry.h"
 #include "model/executor.h"
@@ -21,5 +22,13 @@ std::unique_ptr<model::NodeObserver> execution_observer(const ModelEntry& entry,
 // The two watchers (mdl_dump.cpp, prof_observer.cpp); nullptr when off.
 std::unique_ptr<model::NodeObserver> dump_observer(const ModelEntry& entry, int device);
 std::unique_ptr<model::NodeObserver> prof_observer(const ModelEntry& entry, int device, const void* stream);
+
+// Model id of single-op executions in profiling output (no model: CANN's
+// "invalid" id).
+inline constexpr uint32_t kSingleOpModelId = 0xFFFFFFFFu;
+// The watcher of one single-op execution (aclopExecute*, aclopExecWithHandle,
+// aclopCast): collection to files only (subscriptions are per model);
+// nullptr when profiling is off.
+std::unique_ptr<model::NodeObserver> single_op_observer(const std::string& op_type, int device, const void* stream);
 
 }  // namespace openacl::capi

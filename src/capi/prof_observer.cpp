@@ -185,6 +185,11 @@ std::unique_ptr<model::NodeObserver> prof_observer(const ModelEntry& entry, int 
   return std::make_unique<ProfObserver>(std::move(sub), collect, entry.id(), std::move(name), device, stream);
 }
 
+std::unique_ptr<model::NodeObserver> single_op_observer(const std::string& op_type, int device, const void* stream) {
+  if (!prof::task_tracing()) return nullptr;
+  return std::make_unique<ProfObserver>(nullptr, true, kSingleOpModelId, op_type, device, stream);
+}
+
 std::unique_ptr<model::NodeObserver> execution_observer(const ModelEntry& entry, int device, const void* stream) {
   std::unique_ptr<model::NodeObserver> dump = dump_observer(entry, device);
   std::unique_ptr<model::NodeObserver> prof;

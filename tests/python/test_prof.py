@@ -499,3 +499,31 @@ def test_msproftx_annotations(run, tmp_path):
     assert sorted(e["ph"] for e in tx) == ["X", "b", "b", "e", "e", "i", "i"]
     assert {e["name"] for e in tx if not e["name"].startswith("Step ")} == {"inference", "checkpoint"}
     assert sorted(e["ph"] for e in tx if e["name"].startswith("Step ")) == ["b", "e"]
+
+
+def test_single_ops_are_profiled(device, tmp_path):
+    # aclopExecuteV2 / aclopCast executions are op_summary rows too, under
+    # CANN's invalid model id (they belong to no model).
+    from op_util import run_op
+    out = tmp_path / "prof"
+    ok(acl.prof.init(str(out)), "init")
+    cfg = acl.prof.create_config([0], ACL_AICORE_NONE, 0, ACL_PROF_ACL_API | ACL_PROF_TASK_TIME)
+    assert cfg != 0, acl.get_recent_err_msg()
+    ok(acl.prof.start(cfg), "start")
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for _ in range(3):
+        y, = run_op("Add", [a, a])
+    np.testing.assert_array_equal(y, a + a)
+    ok(acl.prof.stop(cfg), "stop")
+    ok(acl.prof.destroy_config(cfg))
+    ok(acl.prof.finalize())
+    folder = prof_folder(out)
+    ops = read_csv(next(folder.glob("device_0/summary/op_summary_*.csv")))
+    adds = [r for r in ops if r["OP Type"] == "Add"]
+    assert len(adds) == 3, ops
+    assert {r["Model ID"] for r in adds} == {str(0xFFFFFFFF)}
+    assert {r["Model Name"] for r in adds} == {"Add"}
+    assert {r["Input Shapes"] for r in adds} == {"2,3;2,3"}
+    api = {r["API Name"]: r for r in read_csv(next(folder.glob("host/summary/api_statistic_*.csv")))}
+    assert api["aclopExecuteV2"]["Count"] == "3"
+    check_trace(next(folder.glob("timeline/msprof_*.json")))
