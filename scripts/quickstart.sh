@@ -9,7 +9,8 @@
 #      scripts/make_models.py compiled by `atc` into an .om, then classified by
 #      samples/python/resnet50_classify.py through acl.mdl (top 5, latency, the
 #      largest difference from onnxruntime); then the runtime walk in Python
-#      and in C (build/bin/runtime_walk).
+#      and in C (build/bin/runtime_walk); the classification again under
+#      build/bin/openacl-msprof, leaving a profile in build/quickstart-profile.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -44,6 +45,13 @@ cp "$ROOT/samples/python/resnet50_classify.py" "$ROOT/samples/python/runtime_wal
   unset PYTHONPATH OPENACL_BUILD_DIR
   "$PY" -c 'import acl, os; print("acl module:", os.path.realpath(acl.__file__))'
   "$PY" resnet50_classify.py resnet50.om --onnx "$ROOT/build/models/resnet50.onnx"
+  echo
+  # The same job profiled, unmodified, msprof-style: CSV summaries and a
+  # timeline to open in https://ui.perfetto.dev (docs/profiling.md).
+  rm -rf "$ROOT/build/quickstart-profile"
+  "$PY" "$ROOT/build/bin/openacl-msprof" --output="$ROOT/build/quickstart-profile" \
+    "$PY" resnet50_classify.py resnet50.om --runs 3 >/dev/null
+  echo "profile of the main job: $(ls -d "$ROOT"/build/quickstart-profile/PROF_*/timeline/msprof_*.json)"
   echo
   "$PY" runtime_walk.py
 )

@@ -527,3 +527,25 @@ def test_single_ops_are_profiled(device, tmp_path):
     api = {r["API Name"]: r for r in read_csv(next(folder.glob("host/summary/api_statistic_*.csv")))}
     assert api["aclopExecuteV2"]["Count"] == "3"
     check_trace(next(folder.glob("timeline/msprof_*.json")))
+
+
+def test_msprof_wrapper_profiles_the_main_job(tmp_path):
+    # The quick start's classifier (samples/python/resnet50_classify.py) run
+    # unmodified under openacl-msprof, on a small classifier: the timeline a
+    # user opens in Perfetto holds every op of every execution.
+    import mdl_models
+    model = mdl_models.classifier(tmp_path, size=32, classes=10)
+    sample = Path(__file__).resolve().parents[2] / "samples" / "python" / "resnet50_classify.py"
+    out = tmp_path / "result"
+    proc = subprocess.run([sys.executable, str(MSPROF), f"--output={out}", sys.executable, str(sample),
+                           str(model.path), "--runs", "3"], env=H.child_env(), cwd=str(tmp_path),
+                          capture_output=True, text=True, timeout=120)
+    H.check_child(proc)
+    assert "resnet50_classify: OK" in proc.stdout
+    folder = prof_folder(out)
+    ops = read_csv(next(folder.glob("device_0/summary/op_summary_*.csv")))
+    executions = {r["Infer ID"] for r in ops}
+    assert len(executions) >= 3, executions
+    assert "Conv" in {r["OP Type"] for r in ops}
+    doc = check_trace(next(folder.glob("timeline/msprof_*.json")))
+    assert sum(1 for e in doc["traceEvents"] if e.get("cat") == "op") == len(ops)
