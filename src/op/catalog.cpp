@@ -9,6 +9,7 @@
 #include "base/codes.h"
 #include "base/fp16.h"
 #include "base/log.h"
+#include "base/text.h"
 
 namespace openacl::op {
 
@@ -259,25 +260,6 @@ const OpDef* Catalog::find(const std::string& type) const {
     if (d.type == type) return &d;
   return nullptr;
 }
-
-namespace {
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                        std::tolower(static_cast<unsigned char>(b[j - 1]));
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (same ? 0 : 1)});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
-}  // namespace
 
 std::vector<std::string> Catalog::nearest(const std::string& type, size_t n) const {
   std::vector<std::pair<size_t, std::string>> scored;
