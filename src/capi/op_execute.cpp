@@ -463,6 +463,31 @@ Status load_op_model(const void* data, size_t size) {
   return Status::Ok();
 }
 
+// aclopInferShape reads the values of inputs an output's shape may depend on
+// (Reshape's shape, Tile's multiples, Fill's dims), as CANN's does: small
+// int32/int64 inputs (at most kMaxShapeValues elements) whose data buffer is
+// memory the runtime knows and large enough. They count as constants for
+// this inference only; any other input leaves data-dependent dims at -1.
+constexpr int64_t kMaxShapeValues = 64;
+
+void read_shape_values(aclDataBuffer* const* inputs, OpCall* c) {
+  if (!inputs) return;
+  for (size_t i = 0; i < c->inputs.size(); ++i) {
+    op::TensorSpec& spec = c->inputs[i];
+    if (spec.omitted() || spec.constant || !inputs[i]) continue;
+    if (spec.dtype != graph::DType::kInt32 && spec.dtype != graph::DType::kInt64) continue;
+    const int64_t n = spec.elements();
+    if (n < 0 || n > kMaxShapeValues || spec.unknown_rank()) continue;
+    const size_t bytes = static_cast<size_t>(n) * graph::dtype_bytes(spec.dtype);
+    void* data = aclGetDataBufferAddr(inputs[i]);
+    if (!data || aclGetDataBufferSizeV2(inputs[i]) < bytes) continue;
+    if (bytes && !runtime().check_range_in_one_allocation(data, bytes, "aclopInferShape").ok()) continue;
+    std::vector<uint8_t> host(bytes);
+    if (bytes) runtime().backend().copy(host.data(), data, bytes);
+    spec.constant = graph::TensorData::copy_of(spec.dtype, spec.dims, host.data(), bytes);
+  }
+}
+
 Status not_supported(const char* what) {
   return Errorf(code::kApiNotSupport,
                 "%s is not supported: custom AI-core kernels (aclopCreateKernel / aclopRegisterCompileFunc) need an "
@@ -663,11 +688,11 @@ aclError aclopCreateHandleForCast(aclTensorDesc* srcDesc, aclTensorDesc* dstDesc
 
 aclError aclopInferShape(const char* opType, int numInputs, aclTensorDesc* inputDesc[], aclDataBuffer* inputs[],
                          int numOutputs, aclTensorDesc* outputDesc[], aclopAttr* attr) {
-  (void)inputs;  // shapes come from the descs; constants from aclSetTensorConst
   return guarded(__func__, [&]() -> Status {
     OPENACL_RETURN_IF_ERROR(capi::require_init());
     OpCall c;
     OPENACL_RETURN_IF_ERROR(read_call(opType, numInputs, inputDesc, numOutputs, outputDesc, attr, &c));
+    read_shape_values(inputs, &c);
     // The output descs' dtypes are passed on (Cast-like ops read their target there).
     std::vector<op::TensorSpec> outs(c.outputs.size());
     for (size_t o = 0; o < outs.size(); ++o) {

@@ -464,3 +464,39 @@ def test_set_model_dir_loads_singleop_models(t, stream, tmp_path):
     (out / "junk.om").write_bytes(b"not a model")
     assert acl.op.set_model_dir(str(out)) == ACL_ERROR_OP_LOAD_FAILED
     assert "junk.om" in acl.get_recent_err_msg()
+
+
+def test_infer_shape_reads_small_integer_inputs(device):
+    # Reshape's shape and Tile's multiples given as ordinary device buffers
+    # (not constants): infer_shape reads their values, as CANN's does, so the
+    # output dims are exact rather than -1.
+    from op_util import ACL_FORMAT_ND, acl_dtype, _device_copy
+    x = np.arange(6, dtype=np.float32)
+    shape = np.array([3, 2], dtype=np.int64)
+    devs = [_device_copy(x), _device_copy(shape)]
+    descs = [acl.create_tensor_desc(acl_dtype(x.dtype), [6], ACL_FORMAT_ND),
+             acl.create_tensor_desc(acl_dtype(shape.dtype), [2], ACL_FORMAT_ND)]
+    bufs = [acl.create_data_buffer(devs[0], x.nbytes), acl.create_data_buffer(devs[1], shape.nbytes)]
+    out = acl.create_tensor_desc(-1, [], ACL_FORMAT_ND)
+    try:
+        assert acl.op.infer_shape("Reshape", descs, bufs, 1, [out], 0) == 0, acl.get_recent_err_msg()
+        dims = [acl.get_tensor_desc_dim_v2(out, k)[0] for k in range(acl.get_tensor_desc_num_dims(out))]
+        assert dims == [3, 2]
+        # Without the buffer's value (an empty buffer record) the dims stay unknown.
+        empty = acl.create_data_buffer(0, 0)
+        try:
+            assert acl.op.infer_shape("Reshape", descs, [bufs[0], empty], 1, [out], 0) == 0
+            dims = [acl.get_tensor_desc_dim_v2(out, k)[0] for k in range(acl.get_tensor_desc_num_dims(out))]
+            assert dims == [-1, -1]
+        finally:
+            acl.destroy_data_buffer(empty)
+        y, = run_op("Reshape", [x, shape])
+        np.testing.assert_array_equal(y, x.reshape(3, 2))
+    finally:
+        acl.destroy_tensor_desc(out)
+        for d in descs:
+            acl.destroy_tensor_desc(d)
+        for b in bufs:
+            acl.destroy_data_buffer(b)
+        for p in devs:
+            acl.rt.free(p)
