@@ -4,6 +4,7 @@
 // call, the bad value and the fix (STYLE.md 8, 10).
 #pragma once
 
+#include <cstring>
 #include <new>
 #include <string>
 #include <utility>
@@ -48,6 +49,18 @@ aclError guarded(const char* api, F&& body) noexcept {
 }
 
 inline rt::Runtime& runtime() { return rt::Runtime::instance(); }
+
+// The int a caller passed for an enum parameter. C callers and the Python
+// binding may pass any int; reading the bytes, rather than loading a value of
+// the enum type, keeps an out-of-range value defined (and UBSan quiet) until
+// the caller's validation refuses it.
+template <class E>
+inline int enum_int(const E& e) {
+  static_assert(sizeof(E) == sizeof(int), "enum_int reads an int-sized enum");
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
 
 inline Status require_init() { return runtime().require_init(); }
 

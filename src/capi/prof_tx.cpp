@@ -236,9 +236,9 @@ void aclprofDestroyStepInfo(aclprofStepInfo* stepInfo) {
 }
 
 aclError aclprofGetStepTimestamp(aclprofStepInfo* stepInfo, aclprofStepTag tag, aclrtStream stream) {
+  const int t = capi::enum_int(tag);
   return guarded(__func__, [&] {
     OPENACL_RETURN_IF_ERROR(capi::not_null(stepInfo, "stepInfo"));
-    const int t = static_cast<int>(tag);
     if (t != ACL_STEP_START && t != ACL_STEP_END)
       return Errorf(code::kInvalidParam, "tag %d is invalid; pass ACL_STEP_START (0) or ACL_STEP_END (1)", t);
     const int64_t now = prof::now_ns();

@@ -39,3 +39,7 @@ aclError raw_aclrtLaunchCallback(aclrtCallback fn, void *userData, int blockType
 size_t raw_aclDataTypeSize(int dataType) { return aclDataTypeSize((aclDataType)dataType); }
 
 void raw_aclAppLog(int level, const char *msg) { aclAppLog((aclLogLevel)level, "raw", "raw_enums.c", 1, "%s", msg); }
+
+aclError raw_aclprofGetStepTimestamp(aclprofStepInfo *stepInfo, int tag, aclrtStream stream) {
+    return aclprofGetStepTimestamp(stepInfo, (aclprofStepTag)tag, stream);
+}

@@ -8,6 +8,7 @@
 #define OPENACL_TESTS_CAPI_RAW_ENUMS_H_
 
 #include "acl/acl.h"
+#include "acl/acl_prof.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,6 +26,7 @@ aclError raw_aclrtMemcpy2d(void *dst, size_t dpitch, const void *src, size_t spi
 aclError raw_aclrtLaunchCallback(aclrtCallback fn, void *userData, int blockType, aclrtStream stream);
 size_t raw_aclDataTypeSize(int dataType);
 void raw_aclAppLog(int level, const char *msg);
+aclError raw_aclprofGetStepTimestamp(aclprofStepInfo *stepInfo, int tag, aclrtStream stream);
 
 #ifdef __cplusplus
 }

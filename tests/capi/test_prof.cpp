@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "raw_enums.h"
 #include "test_mdl_util.h"
 #include "test_util.h"
 
@@ -1042,7 +1043,7 @@ TEST_F(ProfTest, StepInfo) {
     aclprofStepInfo *step = aclprofCreateStepInfo();
     ASSERT_NE(step, nullptr);
     EXPECT_EQ(aclprofGetStepTimestamp(step, ACL_STEP_END, nullptr), ACL_ERROR_INVALID_PARAM);  // not started
-    EXPECT_EQ(aclprofGetStepTimestamp(step, static_cast<aclprofStepTag>(2), nullptr), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(raw_aclprofGetStepTimestamp(step, 2, nullptr), ACL_ERROR_INVALID_PARAM);
     EXPECT_EQ(aclprofGetStepTimestamp(nullptr, ACL_STEP_START, nullptr), ACL_ERROR_INVALID_PARAM);
     TempDir dir;
     ASSERT_EQ(aclprofInit(dir.path().c_str(), dir.path().size()), ACL_SUCCESS);
