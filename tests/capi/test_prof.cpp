@@ -31,69 +31,13 @@
 namespace {
 
 using acltest::Contains;
+using acltest::ListFiles;
 using acltest::RecentErrMsg;
 using acltest::ScopedEnv;
+using acltest::TempDir;
 using acltest::TempFile;
 
 /* ------------------------------------------------------------------ helpers */
-
-void RemoveTree(const std::string &path) {
-    DIR *d = opendir(path.c_str());
-    if (d != nullptr) {
-        while (dirent *e = readdir(d)) {
-            std::string n = e->d_name;
-            if (n == "." || n == "..") continue;
-            RemoveTree(path + "/" + n);
-        }
-        closedir(d);
-        rmdir(path.c_str());
-    } else {
-        unlink(path.c_str());
-    }
-}
-
-class TempDir {
- public:
-    TempDir() {
-        const char *dir = std::getenv("TMPDIR");
-        std::string tmpl = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/openacl_prof_XXXXXX";
-        if (mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
-        EXPECT_FALSE(path_.empty());
-    }
-    ~TempDir() {
-        if (!path_.empty()) RemoveTree(path_);
-    }
-    TempDir(const TempDir &) = delete;
-    TempDir &operator=(const TempDir &) = delete;
-    const std::string &path() const { return path_; }
-
- private:
-    std::string path_;
-};
-
-void ListFilesInto(const std::string &root, const std::string &rel, std::vector<std::string> *out) {
-    DIR *d = opendir((root + rel).c_str());
-    if (d == nullptr) return;
-    while (dirent *e = readdir(d)) {
-        std::string n = e->d_name;
-        if (n == "." || n == "..") continue;
-        std::string child = rel + "/" + n;
-        struct stat st {};
-        if (stat((root + child).c_str(), &st) != 0) continue;
-        if (S_ISDIR(st.st_mode)) {
-            ListFilesInto(root, child, out);
-        } else {
-            out->push_back(child.substr(1));
-        }
-    }
-    closedir(d);
-}
-std::vector<std::string> ListFiles(const std::string &root) {
-    std::vector<std::string> out;
-    ListFilesInto(root, "", &out);
-    std::sort(out.begin(), out.end());
-    return out;
-}
 
 std::string ReadAll(const std::string &path) {
     std::ifstream in(path, std::ios::binary);

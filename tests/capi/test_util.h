@@ -8,10 +8,13 @@
 #ifndef OPENACL_TESTS_CAPI_TEST_UTIL_H_
 #define OPENACL_TESTS_CAPI_TEST_UTIL_H_
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -22,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "acl/acl.h"
 
@@ -80,6 +84,67 @@ class ScopedEnv {
     std::optional<std::string> old_;
     bool restored_ = false;
 };
+
+/* Removes a file, or a folder with everything in it. */
+inline void RemoveTree(const std::string &path) {
+    DIR *d = opendir(path.c_str());
+    if (d != nullptr) {
+        while (dirent *e = readdir(d)) {
+            std::string n = e->d_name;
+            if (n == "." || n == "..") continue;
+            RemoveTree(path + "/" + n);
+        }
+        closedir(d);
+        rmdir(path.c_str());
+    } else {
+        unlink(path.c_str());
+    }
+}
+
+/* A fresh folder, removed with its content at scope exit. */
+class TempDir {
+ public:
+    TempDir() {
+        const char *dir = std::getenv("TMPDIR");
+        std::string tmpl = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/openacl_test_XXXXXX";
+        if (mkdtemp(tmpl.data()) != nullptr) path_ = tmpl;
+        EXPECT_FALSE(path_.empty());
+    }
+    ~TempDir() {
+        if (!path_.empty()) RemoveTree(path_);
+    }
+    TempDir(const TempDir &) = delete;
+    TempDir &operator=(const TempDir &) = delete;
+    const std::string &path() const { return path_; }
+
+ private:
+    std::string path_;
+};
+
+/* Every regular file under root, as paths relative to root, sorted. */
+inline void ListFilesInto(const std::string &root, const std::string &rel, std::vector<std::string> *out) {
+    DIR *d = opendir((root + rel).c_str());
+    if (d == nullptr) return;
+    while (dirent *e = readdir(d)) {
+        std::string n = e->d_name;
+        if (n == "." || n == "..") continue;
+        std::string child = rel + "/" + n;
+        struct stat st {};
+        if (stat((root + child).c_str(), &st) != 0) continue;
+        if (S_ISDIR(st.st_mode)) {
+            ListFilesInto(root, child, out);
+        } else {
+            out->push_back(child.substr(1));
+        }
+    }
+    closedir(d);
+}
+inline std::vector<std::string> ListFiles(const std::string &root) {
+    std::vector<std::string> out;
+    ListFilesInto(root, "", &out);
+    std::sort(out.begin(), out.end());
+    return out;
+}
 
 /* A file with the given content, removed at scope exit. */
 class TempFile {
