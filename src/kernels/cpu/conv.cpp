@@ -14,6 +14,7 @@
 #include "graph/passes.h"
 #include "kernels/cpu/conv_dnnl.h"
 #include "kernels/cpu/conv_ref.h"
+#include "kernels/cpu/conv_winograd.h"
 #include "kernels/cpu/cpu_common.h"
 #include "kernels/cpu/dnnl_common.h"
 #include "kernels/cpu/fused_activation.h"
@@ -95,8 +96,14 @@ class ConvKernel final : public Kernel {
       for (const auto& d : *xt.shape) xd.push_back(d.value);
       WindowGeom g;
       if (conv_geom(attrs_, xd, wc->dims, &g).empty()) {
-        cache_.put_static(xd, wc->dims, init.has_input(2),
-                          build_conv(g, xd, wc->dims, init.has_input(2), dnnl_util::const_f32(wc), act_, sum_));
+        const graph::TensorData* bc = init.has_input(2) ? init.constant(2) : nullptr;
+        if (WinogradConv::applies(g) && (!init.has_input(2) || dnnl_util::const_f32(bc))) {
+          wino_ = WinogradConv::make(g, dnnl_util::const_f32(wc), bc ? dnnl_util::const_f32(bc) : nullptr);
+          if (wino_) wino_dims_ = xd;
+        }
+        if (!wino_)
+          cache_.put_static(xd, wc->dims, init.has_input(2),
+                            build_conv(g, xd, wc->dims, init.has_input(2), dnnl_util::const_f32(wc), act_, sum_));
       }
     }
 #endif
@@ -155,6 +162,11 @@ class ConvKernel final : public Kernel {
                float* yp, const float* rp = nullptr) const {
     const int64_t n = g.N * g.M * g.out_size();
 #if OPENACL_HAVE_DNNL
+    if (wino_ && x.dims == wino_dims_) {  // built at compile time with the constant weights and bias
+      wino_->run(xp, yp, rp);
+      act_.apply(yp, n);
+      return;
+    }
     // Constant weights may be prepacked from any run's copy (a float16
     // model's widened copy holds the same values every run).
     const std::shared_ptr<const ConvEntry> e = cache_.get(
@@ -205,6 +217,8 @@ class ConvKernel final : public Kernel {
   bool w_const_ = false;
 #if OPENACL_HAVE_DNNL
   dnnl_util::ShapeCache<ConvEntry> cache_;
+  std::shared_ptr<const WinogradConv> wino_;  // 3x3 stride-1 layers with constant W (and B)
+  std::vector<int64_t> wino_dims_;            // the input dims it was built for
 #endif
 };
 
