@@ -1,6 +1,7 @@
 // aclInit / aclFinalize, version and platform queries, fp16 helpers, app log.
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "base/dtype.h"
@@ -14,6 +15,18 @@
 using namespace openacl;
 using capi::guarded;
 using capi::runtime;
+
+namespace {
+// libopenacl_ompenv.so (omp_defaults.c) set GOMP_SPINCOUNT for libgomp, which
+// has read it by the time this library initialises: take it back out, so the
+// program's child processes inherit the environment the user gave.
+__attribute__((constructor)) void openacl_omp_env_cleanup() {
+  const char* mark = std::getenv("OPENACL_OMP_ENV_SET");
+  if (!mark || std::strcmp(mark, "1") != 0) return;
+  unsetenv("GOMP_SPINCOUNT");
+  unsetenv("OPENACL_OMP_ENV_SET");
+}
+}  // namespace
 
 extern "C" {
 
