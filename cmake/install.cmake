@@ -27,7 +27,7 @@ endif()
 # The ascendcl target is declared export-ready (src/capi/CMakeLists.txt): its
 # include directory is BUILD_INTERFACE only (INCLUDES DESTINATION below names
 # the installed one for each layout) and its link dependencies are private.
-# openacl_ompenv: loaded by libascendcl.so (src/capi/omp_defaults.c), beside it.
+# openacl_ompenv: loaded by libascendcl.so (src/kernels/omp_defaults.c), beside it.
 install(TARGETS ascendcl openacl_ompenv
   EXPORT OpenACLTargets
   LIBRARY DESTINATION "${OPENACL_INSTALL_LIBDIR}"

@@ -1,4 +1,4 @@
-"""OpenMP wait defaults (src/capi/omp_defaults.c): libopenacl_ompenv.so must
+"""OpenMP wait defaults (src/kernels/omp_defaults.c): libopenacl_ompenv.so must
 initialise before libgomp reads its environment, set a short spin only when
 the user chose nothing, and leave the environment as it found it once
 libascendcl has loaded (children inherit nothing)."""

@@ -8,10 +8,10 @@
  * it waits for is not running, and a model that takes 60 ms on two idle cores
  * took over a second (docs/benchmarks.md, "Threads").
  *
- * This tiny library runs before libgomp's constructor: libascendcl.so lists
+ * This tiny library runs before libgomp's constructor: libascendcl.so (and openacl-run, atc) list
  * it after libgomp.so.1 among its DT_NEEDED entries, and the dynamic linker
  * initialises later-listed, unrelated libraries first (checked by
- * tests/capi/test_omp_defaults.cpp). Unless the user chose (OMP_WAIT_POLICY or
+ * tests/python/test_omp_defaults.py). Unless the user chose (OMP_WAIT_POLICY or
  * GOMP_SPINCOUNT set), it sets GOMP_SPINCOUNT to a short spin (enough to
  * bridge the gap between two kernels of one execution) and marks that it did,
  * so that libascendcl's own initialisation removes both variables again and
