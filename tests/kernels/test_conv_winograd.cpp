@@ -20,6 +20,7 @@ struct Case {
   int64_t N, C, M, H, W, pt, pl, pb, pr;
   bool bias = true, residual = false, residual_in_place = false;
   int src_block = 0, dst_block = 0;
+  const char* act = "";  // fused activation, applied after the residual
 };
 
 WindowGeom geom(const Case& k) {
@@ -66,6 +67,10 @@ double run_case(const Case& k) {
   conv_ref<float>(g, x.data(), w.data(), k.bias ? b.data() : nullptr, ref.data());
   if (k.residual)
     for (size_t i = 0; i < ny; ++i) ref[i] += res[i];
+  Activation act;
+  act.op = k.act;
+  act.alpha = -0.5f, act.beta = 0.75f;  // Clip's bounds
+  act.apply(ref.data(), static_cast<int64_t>(ny));
 
   auto e = WinogradConv::make(g, w.data(), k.bias ? b.data() : nullptr, k.src_block, k.dst_block);
   EXPECT_TRUE(e);
@@ -74,10 +79,10 @@ double run_case(const Case& k) {
   std::vector<float> rin = k.dst_block ? to_blocked(res, k.N, k.M, ohw, k.dst_block) : res;
   std::vector<float> y(ny, 12345.f);
   if (k.residual && k.residual_in_place) {
-    e->run(xin.data(), rin.data(), rin.data());
+    e->run(xin.data(), rin.data(), rin.data(), &act);
     y = rin;
   } else {
-    e->run(xin.data(), y.data(), k.residual ? rin.data() : nullptr);
+    e->run(xin.data(), y.data(), k.residual ? rin.data() : nullptr, &act);
   }
   if (k.dst_block) y = from_blocked(y, k.N, k.M, ohw, k.dst_block);
   double worst = 0, scale = 0;
@@ -103,11 +108,15 @@ TEST(ConvWinograd, MatchesReference) {
       {2, 32, 48, 15, 13, 1, 1, 1, 1, true, true, true, 16, 16},
       {1, 64, 32, 7, 7, 1, 1, 1, 1, true, false, false, 8, 0},
       {1, 48, 64, 7, 9, 1, 1, 1, 1, true, false, false, 0, 16},
+      {1, 32, 40, 12, 12, 1, 1, 1, 1, true, false, false, 0, 0, "Relu"},
+      {1, 32, 40, 11, 12, 1, 1, 1, 1, true, true, true, 0, 0, "Relu"},  // relu(conv + r) over r
+      {1, 32, 32, 9, 9, 1, 1, 1, 1, true, true, false, 8, 8, "Clip"},
+      {1, 40, 32, 9, 13, 1, 1, 1, 1, false, false, false, 0, 0, "HardSwish"},
   };
   for (const Case& k : cases) {
     const double err = run_case(k);
     EXPECT_LT(err, 2e-5) << "N" << k.N << " C" << k.C << " M" << k.M << " " << k.H << "x" << k.W << " pads " << k.pt
-                         << k.pl << k.pb << k.pr << " blocks " << k.src_block << "/" << k.dst_block;
+                         << k.pl << k.pb << k.pr << " blocks " << k.src_block << "/" << k.dst_block << " act " << k.act;
     std::printf("C%lld M%lld %lldx%lld blocks %d/%d: max error %.2e of the largest output\n",
                 static_cast<long long>(k.C), static_cast<long long>(k.M), static_cast<long long>(k.H),
                 static_cast<long long>(k.W), k.src_block, k.dst_block, err);

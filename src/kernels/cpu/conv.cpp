@@ -163,8 +163,7 @@ class ConvKernel final : public Kernel {
     const int64_t n = g.N * g.M * g.out_size();
 #if OPENACL_HAVE_DNNL
     if (wino_ && x.dims == wino_dims_) {  // built at compile time with the constant weights and bias
-      wino_->run(xp, yp, rp);
-      act_.apply(yp, n);
+      wino_->run(xp, yp, rp, &act_);
       return;
     }
     // Constant weights may be prepacked from any run's copy (a float16

@@ -30,7 +30,7 @@ OPENACL_WINO_INLINE v8 ld(const float* p) {
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-OPENACL_WINO_INLINE void st(float* p, v8 v) { std::memcpy(p, &v, sizeof v); }
+OPENACL_WINO_INLINE void st(float* p, const v8& v) { std::memcpy(p, &v, sizeof v); }
 
 // The hot loops are compiled twice: for x86-64-v3 (AVX2, FMA) and a baseline,
 // picked at load time, so the library itself keeps the baseline ISA.
@@ -98,8 +98,8 @@ OPENACL_WINO_INLINE int64_t out_index(const OutGeo& g, int64_t n, int64_t oc, in
 
 // Y for tiles [t0, t1): m [36][T][Mp] -> y (+ bias, + residual).
 OPENACL_WINO_CLONES
-void output_tiles(const OutGeo& g, const float* m, const float* bias, float* y, const float* res, int64_t t0,
-                  int64_t t1) {
+void output_tiles(const OutGeo& g, const float* m, const float* bias, float* y, const float* res, const Activation* act,
+                  int64_t t0, int64_t t1) {
   v8 a[36], tmp[24], o[16];
   alignas(32) float lanes[16][8];
   const int64_t plane = g.T * g.Mp;
@@ -114,15 +114,15 @@ void output_tiles(const OutGeo& g, const float* m, const float* bias, float* y, 
       const v8 b = ld(bias + ob * 8);
       for (int k = 0; k < 16; ++k) st(lanes[k], o[k] + b);
       const int64_t lanes_here = std::min<int64_t>(8, g.M - ob * 8);
-      for (int64_t l = 0; l < lanes_here; ++l) {
-        const int64_t oc = ob * 8 + l;
-        for (int64_t i = 0; i < rows; ++i)
-          for (int64_t j = 0; j < cols; ++j) {
-            const int64_t idx = out_index(g, n, oc, 4 * ti + i, 4 * tj + j);
-            const float val = lanes[i * 4 + j][l];
-            y[idx] = res ? val + res[idx] : val;
-          }
+      if (res) {  // the residual first, then the activation (conv + r, then act)
+        for (int64_t l = 0; l < lanes_here; ++l)
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < cols; ++j) lanes[i * 4 + j][l] += res[out_index(g, n, ob * 8 + l, 4 * ti + i, 4 * tj + j)];
       }
+      if (act) act->apply_range(&lanes[0][0], 0, 16 * 8);
+      for (int64_t l = 0; l < lanes_here; ++l)
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j) y[out_index(g, n, ob * 8 + l, 4 * ti + i, 4 * tj + j)] = lanes[i * 4 + j][l];
     }
   }
 }
@@ -246,13 +246,14 @@ void WinogradConv::transform_input(const float* p, float* v) const {
   parallel_for(T_, std::max<int64_t>(1, 64 / g.Cb), [&](int64_t t0, int64_t t1) { input_tiles(g, p, v, t0, t1); });
 }
 
-void WinogradConv::transform_output(const float* m, float* y, const float* residual) const {
+void WinogradConv::transform_output(const float* m, float* y, const float* residual, const Activation* act) const {
   const OutGeo g{T_, tw_, th_, Mp_ / 8, Mp_, M_, OH_, OW_, dst_block_};
+  if (act && act->op.empty()) act = nullptr;
   parallel_for(T_, std::max<int64_t>(1, 64 / g.Mb),
-               [&](int64_t t0, int64_t t1) { output_tiles(g, m, bias_.data(), y, residual, t0, t1); });
+               [&](int64_t t0, int64_t t1) { output_tiles(g, m, bias_.data(), y, residual, act, t0, t1); });
 }
 
-void WinogradConv::run(const float* x, float* y, const float* residual) const {
+void WinogradConv::run(const float* x, float* y, const float* residual, const Activation* act) const {
   using namespace dnnl_util;
   char* buf = static_cast<char*>(scratch(p_bytes_ + v_bytes_ + m_bytes_ + s_bytes_));
   float* p = reinterpret_cast<float*>(buf);
@@ -265,7 +266,7 @@ void WinogradConv::run(const float* x, float* y, const float* residual) const {
   if (s_bytes_) args.emplace(DNNL_ARG_SCRATCHPAD, wrap(scratch_md_, buf + p_bytes_ + v_bytes_ + m_bytes_));
   prim_.execute(stream(), args);
   stream().wait();
-  transform_output(m, y, residual);
+  transform_output(m, y, residual, act);
 }
 
 }  // namespace openacl::kernels::cpu

@@ -23,6 +23,7 @@
 
 #include "kernels/cpu/conv_ref.h"
 #include "kernels/cpu/dnnl_common.h"
+#include "kernels/cpu/fused_activation.h"
 
 namespace openacl::kernels::cpu {
 
@@ -38,15 +39,16 @@ class WinogradConv {
   static std::shared_ptr<const WinogradConv> make(const WindowGeom& g, const float* w, const float* b,
                                                   int src_block = 0, int dst_block = 0);
 
-  // y = conv(x) + b (+ residual, which may alias y). x, y, residual in the
-  // layouts given to make(). Uses this thread's dnnl_util::scratch buffer.
-  void run(const float* x, float* y, const float* residual) const;
+  // y = act(conv(x) + b (+ residual, which may alias y)). x, y, residual in
+  // the layouts given to make(); act may be null. Uses this thread's
+  // dnnl_util::scratch buffer.
+  void run(const float* x, float* y, const float* residual, const Activation* act = nullptr) const;
 
  private:
   WinogradConv() = default;
   void pad_input(const float* x, float* p) const;
   void transform_input(const float* p, float* v) const;
-  void transform_output(const float* m, float* y, const float* residual) const;
+  void transform_output(const float* m, float* y, const float* residual, const Activation* act) const;
 
   int64_t N_ = 0, C_ = 0, M_ = 0, H_ = 0, W_ = 0, OH_ = 0, OW_ = 0, pt_ = 0, pl_ = 0;
   int64_t th_ = 0, tw_ = 0, T_ = 0;  // tile rows, tile columns, tiles in all (N * th * tw)

@@ -26,8 +26,12 @@ struct Activation {
   // Applied after the convolution (reference path, or oneDNN without the post-op).
   void apply(float* y, int64_t n) const {
     if (op.empty()) return;
+    parallel_for(n, 1 << 14, [&](int64_t lo, int64_t hi) { apply_range(y, lo, hi); });
+  }
+  // y[lo, hi) on the calling thread (for kernels that apply it per block).
+  void apply_range(float* y, int64_t lo, int64_t hi) const {
     const float a = alpha, b = beta;
-    parallel_for(n, 1 << 14, [&](int64_t lo, int64_t hi) {
+    {
       if (op == "Relu") {
 #pragma omp simd
         for (int64_t i = lo; i < hi; ++i) y[i] = y[i] > 0 ? y[i] : 0;
@@ -46,7 +50,7 @@ struct Activation {
       } else if (op == "Gelu") {
         for (int64_t i = lo; i < hi; ++i) y[i] = 0.5f * y[i] * (1.f + std::erf(y[i] * 0.70710678118654752f));
       }
-    });
+    }
   }
 #if OPENACL_HAVE_DNNL
   // Appends the oneDNN eltwise post-op; false when there is no equivalent.
