@@ -15,7 +15,9 @@
  *              "quit" ends. This is how models_bench.py interleaves rounds
  *              with the other runtimes' processes.
  * At the end, --dump writes the outputs (raw, concatenated in output order)
- * for the agreement check, and the last line reports ru_maxrss.
+ * for the agreement check, and the last line reports the peak resident memory:
+ * VmHWM from /proc/self/status (this process's own high-water mark) and
+ * ru_maxrss (which on Linux includes the parent's peak from before exec).
  */
 #define _XOPEN_SOURCE 700
 
@@ -110,6 +112,17 @@ static void dump_outputs(aclmdlDataset *out, const char *file) {
     fclose(f);
 }
 
+static long vmhwm_kb(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0) kb = atol(line + 6);
+    fclose(f);
+    return kb;
+}
+
 static void usage(void) {
     fprintf(stderr, "usage: model_bench MODEL [--input FILE]... [--dump FILE] [--warmup N] [--iters N | --serve]\n");
     exit(1);
@@ -161,7 +174,10 @@ int main(int argc, char **argv) {
     }
     if (dump) dump_outputs(out, dump);
     getrusage(RUSAGE_SELF, &usage_self);
-    printf("{\"maxrss_kb\": %ld}\n", (long)usage_self.ru_maxrss);
+    if (vmhwm_kb() >= 0)
+        printf("{\"vmhwm_kb\": %ld, \"ru_maxrss_kb\": %ld}\n", vmhwm_kb(), (long)usage_self.ru_maxrss);
+    else
+        printf("{\"ru_maxrss_kb\": %ld}\n", (long)usage_self.ru_maxrss);
     fflush(stdout);
     /* Device buffers go with the device reset; this process ends here. */
     CHECK(aclmdlUnload(model_id));

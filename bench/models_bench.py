@@ -59,7 +59,8 @@ def count_flops(onnx_path):
     ConvTranspose, MatMul and Gemm (the rest is memory-bound and small).
     Returns (flops, ops_without_shapes)."""
     import onnx
-    model = onnx.shape_inference.infer_shapes(onnx.load(str(onnx_path)))
+    # data_prop: sizes computed from Shape/Concat (LR-ASPP's Resize) become known.
+    model = onnx.shape_inference.infer_shapes(onnx.load(str(onnx_path)), data_prop=True)
     g = model.graph
     shapes = {}
     for vi in list(g.input) + list(g.value_info) + list(g.output):
@@ -107,16 +108,27 @@ def say(obj):
     sys.stdout.flush()
 
 
-def maxrss_kb():
+def memory_report():
+    """Peak resident memory of this process. VmHWM is the high-water mark of
+    this process's own address space; ru_maxrss is not: Linux carries the
+    parent's high-water mark across fork+exec, so every child reported the
+    driver's peak (2.1 GB after it had read BERT's graph). Both are kept."""
     import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rep = {"ru_maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                rep["vmhwm_kb"] = int(line.split()[1])
+    except OSError:
+        pass
+    return rep
 
 
 def worker(args):
     """One runtime in its own process. Protocol on stdin/stdout (JSON lines):
     after load + warm-up it says {"ready", "load_ms"}; "run K" answers
     {"times_ms": [...]}; "quit" writes the outputs (raw bytes, in output
-    order) to --dump and answers {"maxrss_kb", ...}."""
+    order) to --dump and answers {"vmhwm_kb", "ru_maxrss_kb", ...}."""
     import numpy as np
     inputs = [(name, np.load(path)) for name, path in json.loads(args.worker_inputs)]
     t = args.worker_threads
@@ -139,7 +151,7 @@ def worker(args):
         if kind == "openacl_onnx_load":
             say({"ready": True, "load_ms": load_ms})
             sys.stdin.readline()
-            say({"maxrss_kb": maxrss_kb()})
+            say(memory_report())
             return 0
         desc = acl.mdl.create_desc()
         check(acl.mdl.get_desc(desc, model_id), "get_desc")
@@ -240,7 +252,7 @@ def worker(args):
     with open(args.worker_dump, "wb") as f:
         for arr in outputs():
             f.write(np.ascontiguousarray(arr).tobytes())
-    say({"maxrss_kb": maxrss_kb(), **extra})
+    say({**memory_report(), **extra})
     return 0
 
 
@@ -433,7 +445,7 @@ def run_cell(spec, om, threads, runtimes, opts, tmp):
         try:
             onnx_load["load_ms"] = c.reply()["load_ms"]
             c.send("quit")
-            onnx_load["maxrss_kb"] = c.reply()["maxrss_kb"]
+            onnx_load.update(c.reply())
             c.proc.wait(timeout=60)
         except (RuntimeError, OSError, KeyError) as e:
             c.fail(e)
@@ -453,8 +465,9 @@ def run_cell(spec, om, threads, runtimes, opts, tmp):
             r.update(median_ms=med, p90_ms=p90, executes=len(c.times), throughput=batch / (med / 1e3))
         if c.load_ms is not None:
             r["load_ms"] = c.load_ms
-        if "maxrss_kb" in c.final:
-            r["maxrss_mb"] = c.final["maxrss_kb"] / 1024
+        if "vmhwm_kb" in c.final or "ru_maxrss_kb" in c.final:
+            r["peak_rss_mb"] = c.final.get("vmhwm_kb", c.final.get("ru_maxrss_kb")) / 1024
+            r["ru_maxrss_mb"] = c.final.get("ru_maxrss_kb", 0) / 1024
         if rt != ref_rt and ref is not None and not c.error:
             got = np.fromfile(c.dump, np.uint8)
             if got.nbytes != ref.nbytes:
@@ -472,6 +485,8 @@ def run_cell(spec, om, threads, runtimes, opts, tmp):
         row[rt] = r
     if onnx_load:
         row["openacl_py"]["onnx_load_ms"] = onnx_load.get("load_ms")
+        if "vmhwm_kb" in onnx_load:
+            row["openacl_py"]["onnx_load_peak_rss_mb"] = onnx_load["vmhwm_kb"] / 1024
         if "error" in onnx_load:
             row["openacl_py"]["onnx_load_error"] = onnx_load["error"]
     return {"model": name, "batch": batch, "threads": threads, "reference": ref_rt, "runtimes": row}
@@ -528,7 +543,7 @@ def markdown(doc):
             ratio = fmt(r.get("ratio_vs_best_peer"), ".2f")
             lines.append(f"| {cell['model']} | {cell['batch']} | {cell['threads']} | {rt} | {r['median_ms']:.2f} | "
                          f"{r['p90_ms']:.2f} | {r['throughput']:.1f} | {ratio} | {fmt(r.get('gflops'), '.1f')} | "
-                         f"{fmt(r.get('pct_peak'), '.0f')} | {fmt(r.get('maxrss_mb'), '.0f')} | {load} | {agree} |")
+                         f"{fmt(r.get('pct_peak'), '.0f')} | {fmt(r.get('peak_rss_mb'), '.0f')} | {load} | {agree} |")
     lines.append("")
     for key, info in doc["models"].items():
         lines.append(f"- {key}: {fmt(info['gflop_per_sample'], '.2f')} GFLOP per inference"

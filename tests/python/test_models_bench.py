@@ -70,7 +70,7 @@ def test_models_bench_quick_on_a_model_file(tmp_path):
         assert "error" not in r, (rt, r)
         assert r["executes"] >= 1 and 0 < r["median_ms"] <= r["p90_ms"]
         assert r["throughput"] == pytest.approx(2 / (r["median_ms"] / 1e3))
-        assert r["maxrss_mb"] > 0 and r["load_ms"] > 0
+        assert r["peak_rss_mb"] > 0 and r["load_ms"] > 0
         assert r["gflops"] > 0 and r["pct_peak"] > 0
         if rt != "onnxruntime":
             assert r["agree"] is True, (rt, r)
