@@ -86,13 +86,12 @@ def count_flops(onnx_path):
             unknown += 1
             continue
         attrs = {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
-        group = attrs.get("group", 1)
         x, w = ins
-        if n.op_type == "Conv":  # each output element: Cin/group x kernel MACs
+        # Grouped convs need no `group`: the weight's dim 1 is already per group.
+        if n.op_type == "Conv":  # each output element: Cin/group x kernel MACs; W [Cout, Cin/group, k...]
             macs = prod(out) * (w[1] * prod(w[2:]))
-        elif n.op_type == "ConvTranspose":  # each input element scatters into Cout/group x kernel
+        elif n.op_type == "ConvTranspose":  # each input element scatters into Cout/group x kernel; W [Cin, Cout/group, k...]
             macs = prod(x) * (w[1] * prod(w[2:]))
-            del group
         elif n.op_type == "MatMul":  # output [..., M, N], K = A's last dim
             macs = prod(out) * x[-1]
         else:  # Gemm: [M, N] = op(A) [M, K] x op(B)
@@ -232,6 +231,8 @@ def worker(args):
 
         def outputs():
             return [np.array(req.get_output_tensor(i).data) for i in range(len(compiled.outputs))]
+        run()
+        extra["outputs"] = [[str(o.dtype), list(o.shape)] for o in outputs()]
     else:
         raise SystemExit(f"unknown runtime {kind}")
 
@@ -276,7 +277,8 @@ class Child:
             if not line:
                 self.proc.wait()
                 err = open(self.stderr_path).read().strip().splitlines()
-                raise RuntimeError(f"exited with {self.proc.returncode}: {' | '.join(err[-3:])}")
+                # The last line of a traceback is the exception itself.
+                raise RuntimeError(f"exited with {self.proc.returncode}: {err[-1] if err else 'no message'}")
             if line.startswith("{"):
                 return json.loads(line)
 
@@ -453,8 +455,8 @@ def run_cell(spec, om, threads, runtimes, opts, tmp):
 
     # Agreement with onnxruntime's outputs (the reference; OpenVINO's when it is missing).
     ref_rt = next((rt for rt in ("onnxruntime", "openvino") if rt in children and not children[rt].error), None)
-    ref = None
-    if ref_rt == "onnxruntime":
+    ref = layout = None
+    if ref_rt:
         layout = children[ref_rt].final.get("outputs")
         ref = np.fromfile(children[ref_rt].dump, np.uint8)
     row = {}
