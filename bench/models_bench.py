@@ -319,8 +319,9 @@ def machine_facts():
     try:
         commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True).stdout.strip()
-        if subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain"], capture_output=True,
-                          text=True).stdout.strip():
+        # Untracked files (earlier results) do not change what was measured.
+        if subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                          capture_output=True, text=True).stdout.strip():
             commit += "+dirty"
     except OSError:
         commit = None
