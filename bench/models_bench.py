@@ -264,8 +264,9 @@ class Child:
     def __init__(self, name, argv, env, tmp):
         self.name, self.error, self.times, self.load_ms, self.final = name, None, [], None, {}
         self.stderr_path = os.path.join(tmp, f"{name}.stderr")
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=open(self.stderr_path, "w"), env=env, text=True, bufsize=1)
+        with open(self.stderr_path, "w") as err:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env,
+                                         text=True, bufsize=1)
 
     def reply(self, timeout=1800):
         deadline = time.monotonic() + timeout
