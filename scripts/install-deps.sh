@@ -10,6 +10,7 @@
 #         /usr/bin/python3: scripts/make_models.py exports the test models)
 # PyPI (for the `python3` on PATH): numpy pytest scikit-build-core onnx
 #         onnxruntime (reference outputs for the real-model tests)
+#         openvino (a peer in bench/models_bench.py)
 #
 # Environment: OPENACL_SKIP_APT=1 / OPENACL_SKIP_PIP=1 skip a half (for machines
 # where another tool manages it).
@@ -39,8 +40,9 @@ APT_PACKAGES=(
 # Python import name -> PyPI distribution name.
 # onnx: its backend node tests are the conformance corpus, and it writes test models.
 # onnxruntime: reference outputs for the real-model tests (tests/models).
-PIP_MODULES=(numpy pytest scikit_build_core onnx onnxruntime)
-PIP_DISTS=(numpy pytest scikit-build-core onnx==1.23.2 onnxruntime==1.32.0)
+# openvino: the second peer in bench/models_bench.py (its test skips without it).
+PIP_MODULES=(numpy pytest scikit_build_core onnx onnxruntime openvino)
+PIP_DISTS=(numpy pytest scikit-build-core onnx==1.23.2 onnxruntime==1.32.0 openvino==2026.4.1)
 
 SUDO=()
 if [[ $(id -u) -ne 0 ]]; then

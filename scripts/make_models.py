@@ -2,13 +2,20 @@
 """Generates the project's test/benchmark models with the real PyTorch ONNX
 exporter and seeded random weights (nothing is downloaded).
 
-    /usr/bin/python3 scripts/make_models.py OUT_DIR [--only NAME,...]
+    /usr/bin/python3 scripts/make_models.py OUT_DIR [--only NAME,...] [--batch N]
 
 Runs with Debian's python3-torch / python3-torchvision (CPU builds for the
 system /usr/bin/python3; PyPI's torch is a multi-gigabyte CUDA build). Writes
 OUT_DIR/<name>.onnx and OUT_DIR/<name>.input_<i>.npy (seeded inputs), plus
 OUT_DIR/models.json describing them. Skips everything when OUT_DIR/STAMP
 matches this script's hash (generate once, cache).
+
+--batch N (N > 1) writes batch-N versions beside them instead:
+OUT_DIR/<name>_bN.onnx with a fixed batch dim N, the same seeded weights, and
+OUT_DIR/<name>_bN.input_<i>.npy (the batch-1 inputs tiled N times, so every
+sample of the batch is the batch-1 sample), indexed in OUT_DIR/models_bN.json
+and cached by OUT_DIR/STAMP_bN. The batch-1 files, models.json and STAMP are
+not touched. resnet18_dynamic has no batch-N version (its batch is dynamic).
 
 Models:
   resnet50         torchvision ResNet-50, 1x3x224x224
@@ -120,21 +127,30 @@ MODELS = {
 
 
 def main():
+    import argparse
+    ap = argparse.ArgumentParser(usage=__doc__)
+    ap.add_argument("out")
+    ap.add_argument("--only", help="comma-separated model names (adds to those already written)")
+    ap.add_argument("--batch", type=int, default=1, help="write <name>_bN.onnx with batch N instead")
     if len(sys.argv) < 2:
         print(__doc__)
         return 2
-    out = sys.argv[1]
-    only = None
-    if len(sys.argv) > 3 and sys.argv[2] == "--only":
-        only = set(sys.argv[3].split(","))
+    args = ap.parse_args()
+    out, batch = args.out, args.batch
+    only = set(args.only.split(",")) if args.only else None
+    if batch < 1:
+        ap.error("--batch must be >= 1")
+    # Batch N has its own index and stamp, so either cache survives a run of the other.
+    suffix = "" if batch == 1 else f"_b{batch}"
+    names = [n for n in MODELS if batch == 1 or not n.endswith("_dynamic")]
     with open(os.path.abspath(__file__), "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()[:16]
-    stamp = os.path.join(out, "STAMP")
-    index = os.path.join(out, "models.json")
+    stamp = os.path.join(out, "STAMP" + suffix)
+    index = os.path.join(out, f"models{suffix}.json")
     if os.path.exists(stamp) and open(stamp).read().strip() == digest:
         have = json.load(open(index)) if os.path.exists(index) else {}
         if only is None or all(n in have and os.path.exists(os.path.join(out, have[n]["model"])) for n in only):
-            print(f"models in {out} are up to date ({digest})")
+            print(f"models{suffix} in {out} are up to date ({digest})")
             return 0
     import numpy as np
     import torch
@@ -143,23 +159,29 @@ def main():
     os.makedirs(out, exist_ok=True)
     # --only adds to the models already listed (a partial run keeps the others).
     info = json.load(open(index)) if only and os.path.exists(index) else {}
-    for name, make in MODELS.items():
+    for name in names:
         if only and name not in only:
             continue
         torch.manual_seed(SEED)
-        model, inputs, input_names, dynamic = make()
+        model, inputs, input_names, dynamic = MODELS[name]()
         model.eval()
-        path = os.path.join(out, f"{name}.onnx")
+        if batch > 1:
+            # Same weights (same seed, same construction order); the seeded
+            # batch-1 inputs repeated along dim 0.
+            inputs = tuple(t.repeat(batch, *([1] * (t.dim() - 1))) for t in inputs)
+        path = os.path.join(out, f"{name}{suffix}.onnx")
         with torch.no_grad():
             torch.onnx.export(model, inputs, path, opset_version=OPSET, input_names=input_names,
                               output_names=["output"], dynamic_axes=dynamic, do_constant_folding=True)
         files = []
         for i, t in enumerate(inputs):
-            f = os.path.join(out, f"{name}.input_{i}.npy")
+            f = os.path.join(out, f"{name}{suffix}.input_{i}.npy")
             np.save(f, t.numpy())
             files.append(os.path.basename(f))
-        info[name] = {"model": f"{name}.onnx", "inputs": dict(zip(input_names, files)),
+        info[name] = {"model": f"{name}{suffix}.onnx", "inputs": dict(zip(input_names, files)),
                       "dynamic": dynamic is not None}
+        if batch > 1:
+            info[name]["batch"] = batch
         print(f"wrote {path} ({os.path.getsize(path) / 1e6:.1f} MB)", flush=True)
     with open(index, "w") as f:
         json.dump(info, f, indent=1)
