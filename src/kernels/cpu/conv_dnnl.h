@@ -41,8 +41,6 @@ inline bool is_slow_impl(const dnnl::primitive_desc& pd) {
   return name.find("gemm") != std::string::npos || name.find("ref") != std::string::npos;
 }
 
-inline size_t align64(size_t n) { return (n + 63) / 64 * 64; }
-
 // Fills e (src, dst, wei_user, bias already set) from make_pd(src_desc,
 // dst_desc) -> primitive_desc, trying blocked activations when plain ones
 // get a slow implementation. Throws dnnl::error when oneDNN declines.
