@@ -1,13 +1,13 @@
 // oneDNN convolution-like primitives (Conv, ConvTranspose) for float32: the
 // built entry for one shape and how it runs.
 //
-// Layouts: X and Y are plain N C D.. H W at the kernel boundary. The weights
-// take the primitive's layout (reordered once when constant); activations are
-// reordered to a blocked layout around the primitive only when plain NCHW
-// would make oneDNN fall back to im2col + GEMM (or its reference code) and a
-// blocked layout gets a direct jit kernel. To chain blocked activations across
-// layers later, the entry already carries src_int/dst_int: run would skip the
-// reorders when the neighbouring kernels agree on them.
+// Layouts: X and Y are plain N C D.. H W at the kernel boundary, or oneDNN's
+// channel-blocked layout where the layout pass marked them (blocked_layout.h;
+// e->src / e->dst say which). The weights take the primitive's layout
+// (reordered once when constant). When the boundary layouts would make oneDNN
+// fall back to im2col + GEMM (or its reference code) and other layouts get a
+// direct jit kernel, X and Y are reordered around the primitive (src_int /
+// dst_int): correct for any boundary layout, and free when they agree.
 #pragma once
 
 #if OPENACL_HAVE_DNNL
