@@ -92,7 +92,7 @@ class ConvKernel final : public Kernel {
     xb_ = blocked_block(init.attrs(), false, 0, init.input(0));
     if (init.num_outputs() > 0) yb_ = blocked_block(init.attrs(), true, 0, init.output(0));
     rb_ = sum_ ? blocked_block(init.attrs(), false, 3, init.input(3)) : yb_;
-    if (xb_ || yb_)
+    if ((xb_ || yb_) && init.input(0).shape)
       for (const auto& d : *init.input(0).shape) static_dims_.push_back(d.value);
 #if OPENACL_HAVE_DNNL
     // Shapes known at compile time: build now, so run() only binds memory.
