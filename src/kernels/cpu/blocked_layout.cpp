@@ -1,6 +1,7 @@
 #include "kernels/cpu/blocked_layout.h"
 
 #include <algorithm>
+#include <atomic>
 
 #if OPENACL_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.hpp>
@@ -8,8 +9,15 @@
 
 namespace openacl::kernels::cpu {
 
+namespace {
+std::atomic<int64_t> g_block_override{-1};
+}  // namespace
+
+void set_channel_block_for_testing(int64_t block) { g_block_override.store(block, std::memory_order_relaxed); }
+
 int64_t channel_block() {
 #if OPENACL_HAVE_DNNL
+  if (const int64_t o = g_block_override.load(std::memory_order_relaxed); o >= 0) return o;
   // oneDNN's direct kernels use one vector register of floats per block.
   static const int64_t block = [] {
     const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());

@@ -27,6 +27,10 @@ inline constexpr const char* kBlockedOutputsAttr = "__openacl_blocked_outputs";
 
 // Channel block of this machine's oneDNN kernels (8 or 16); 0 without oneDNN.
 int64_t channel_block();
+// Tests only: makes channel_block() return `block` (8 or 16; -1 restores the
+// machine's), so one machine checks the layouts another ISA would choose.
+// Affects kernels created afterwards; not for use while models compile.
+void set_channel_block_for_testing(int64_t block);
 
 // THE predicate: the block (elements of C per block) of input (`output`
 // false) or output `index` of a node with attributes `attrs`, for a tensor of
