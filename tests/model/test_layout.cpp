@@ -297,6 +297,40 @@ TEST_P(LayoutPass, MarksOnlyWhatAllReadersHandle) {
   }
 }
 
+// Weights that are not constants (a graph input): the Conv builds its
+// primitive at the first run, in the layouts it was compiled for.
+TEST_P(LayoutPass, ConvWithRuntimeWeights) {
+  std::vector<std::vector<float>> outs[2];
+  for (int on = 0; on < 2; ++on) {
+    Builder b;
+    Value* x = b.input("x", {1, 16, 7, 9});
+    Value* w = b.input("w", {16, 16, 3, 3});
+    Value* c1 = b.conv("conv1", x, 16, 16, 3);
+    Value* c2 = nullptr;
+    Node* n = b.node("conv2", "Conv", {c1, w}, &c2);
+    n->attrs.set("pads", ints({1, 1, 1, 1}));
+    b.output(b.op("gap", "GlobalAveragePool", {b.conv("conv3", c2, 16, 16, 1)}));
+    CompileOptions opt;
+    opt.blocked_layouts = on != 0;
+    std::unique_ptr<CompiledModel> cm;
+    Status st = CompiledModel::compile(b.g, opt, &cm);
+    ASSERT_TRUE(st.ok()) << st.message();
+    for (const CompiledNode& cn : cm->nodes())
+      if (cn.node->name == "conv2") EXPECT_EQ(cn.output_blocks.at(0), on ? kernels::cpu::channel_block() : 0);
+    Executor e(std::shared_ptr<const CompiledModel>(std::move(cm)));
+    std::vector<float> xv = random_input(16 * 63), wv = random_input(16 * 16 * 9);
+    for (float& v : wv) v *= 0.1f;
+    for (int rep = 0; rep < 2; ++rep) {  // the second run reuses the entry built by the first
+      std::vector<kernels::Tensor> out;
+      st = e.run({kernels::Tensor{DType::kFloat32, {1, 16, 7, 9}, xv.data()},
+                  kernels::Tensor{DType::kFloat32, {16, 16, 3, 3}, wv.data()}}, &out);
+      ASSERT_TRUE(st.ok()) << st.message();
+      outs[on].emplace_back(out[0].as<float>(), out[0].as<float>() + out[0].elements());
+    }
+  }
+  for (size_t i = 0; i < outs[0].size(); ++i) expect_close(outs[1][i], outs[0][i], "run " + std::to_string(i));
+}
+
 // A Gemm (after Flatten) and a broadcasting Mul are not blocked readers.
 TEST(LayoutMarks, LeavesOtherReadersPlain) {
   Builder b;

@@ -171,7 +171,10 @@ class ConvKernel final : public Kernel {
     // model's widened copy holds the same values every run).
     const std::shared_ptr<const ConvEntry> e = cache_.get(
         x.dims, w.dims, bp != nullptr,
-        [&] { return build_conv(g, x.dims, w.dims, bp != nullptr, w_const_ ? wp : nullptr, act_, sum_, 0, 0); });
+        // Blocked X / Y only come with the compiled shape (checked in run), so
+        // an entry built here (weights not constant: no entry at compile time)
+        // takes the kernel's layouts.
+        [&] { return build_conv(g, x.dims, w.dims, bp != nullptr, w_const_ ? wp : nullptr, act_, sum_, xb_, yb_); });
     if (e && e->ok) {
       if (rp && e->fused) {
         // The sum post-op adds what the output holds: the residual.

@@ -240,7 +240,7 @@ class PoolKernel final : public Kernel {
 #if OPENACL_HAVE_DNNL
     if (x.dtype == DType::kFloat32 && !ind) {
       const std::shared_ptr<const PoolEntry> e =
-          cache_.get(x.dims, {}, 0, [&] { return build_pool(g, pp_, x.dims, 0, 0); });
+          cache_.get(x.dims, {}, 0, [&] { return build_pool(g, pp_, x.dims, xb_, yb_); });  // blocked: compiled dims only
       if (e && e->ok) {
         using namespace dnnl_util;
         // One per-thread buffer: scratchpad, then the internal blocked X and Y.
