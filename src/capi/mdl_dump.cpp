@@ -11,6 +11,7 @@
 #include "capi/mdl_dump.h"
 #include "capi/mdl_dump_write.h"
 #include "capi/mdl_observe.h"
+#include "kernels/cpu/blocked_layout.h"
 
 namespace openacl::capi {
 
@@ -120,30 +121,43 @@ class DumpObserver : public model::NodeObserver {
             dump_safe_name(node.node->name, "node" + std::to_string(task_id_)) + "." + std::to_string(task_id_) +
             ".0." + std::to_string(now_us());
     stats_.clear();
-    if (session_->cfg.mode != DumpMode::kOutput) write_all(node.inputs, values, "input");
+    if (session_->cfg.mode != DumpMode::kOutput) write_all(node.inputs, node.input_blocks, values, "input");
   }
 
   void after_node(const model::CompiledNode& node, const std::vector<kernels::Tensor>& values, int64_t,
                   int64_t) override {
     if (!selected_) return;
     selected_ = false;
-    if (session_->cfg.mode != DumpMode::kInput) write_all(node.outputs, values, "output");
+    if (session_->cfg.mode != DumpMode::kInput) write_all(node.outputs, node.output_blocks, values, "output");
     if (session_->cfg.data == DumpData::kStats) write_text(base_ + ".stats.csv", dump_stats_header() + stats_);
   }
 
  private:
-  void write_all(const std::vector<int>& ids, const std::vector<kernels::Tensor>& values, const char* role) {
+  // blocks: per tensor, the channel block it is stored in (0 = plain; see
+  // CompiledNode): blocked ones are written as the plain N C H W the model
+  // describes, so a dump reads the same whatever layouts the kernels chose.
+  void write_all(const std::vector<int>& ids, const std::vector<int64_t>& blocks,
+                 const std::vector<kernels::Tensor>& values, const char* role) {
     for (size_t i = 0; i < ids.size(); ++i) {
       const int id = ids[i];
       if (id < 0 || static_cast<size_t>(id) >= values.size()) continue;  // omitted optional tensor
       const std::string label = std::string(role) + "." + std::to_string(i);
+      const kernels::Tensor* t = &values[static_cast<size_t>(id)];
+      kernels::Tensor plain;
+      const int64_t block = i < blocks.size() ? blocks[i] : 0;
+      if (block && t->data && t->dtype == graph::DType::kFloat32 && t->rank() >= 3 && t->dims[1] % block == 0) {
+        plain_buf_.resize(static_cast<size_t>(t->elements()));
+        kernels::cpu::blocked_to_plain(t->as<float>(), plain_buf_.data(), t->dims, block);
+        plain = kernels::Tensor{t->dtype, t->dims, plain_buf_.data()};
+        t = &plain;
+      }
       if (session_->cfg.data == DumpData::kStats) {
-        stats_ += dump_stats_line(label, values[static_cast<size_t>(id)]);
+        stats_ += dump_stats_line(label, *t);
         continue;
       }
       if (!make_dir()) return;
       std::string error;
-      if (!write_npy(base_ + "." + label + ".npy", values[static_cast<size_t>(id)], &error)) session_->fail(error);
+      if (!write_npy(base_ + "." + label + ".npy", *t, &error)) session_->fail(error);
     }
   }
 
@@ -179,6 +193,7 @@ class DumpObserver : public model::NodeObserver {
   bool selected_ = false;
   std::string base_;
   std::string stats_;
+  std::vector<float> plain_buf_;  // a blocked tensor converted to plain (kept: dumps repeat per node)
 };
 
 Status read_text_file(const char* path, std::string* out) {

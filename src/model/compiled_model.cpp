@@ -4,7 +4,9 @@
 #include <set>
 
 #include "graph/passes.h"
+#include "kernels/cpu/blocked_layout.h"
 #include "model/control_flow.h"
+#include "model/layout.h"
 
 namespace openacl::model {
 
@@ -254,6 +256,8 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
     changed = !dead.empty();
   }
 
+  OPENACL_RETURN_IF_ERROR(mark_blocked_layouts(g, opt.blocked_layouts, &m->blocked_marked_));
+
   // Value ids, kernels.
   OPENACL_RETURN_IF_ERROR(g.topological_order(&order));
   auto id_of = [&](const Value* v) {
@@ -269,6 +273,11 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
     cn.node = n;
     for (Value* v : n->inputs) cn.inputs.push_back(id_of(v));
     for (Value* v : n->outputs) cn.outputs.push_back(id_of(v));
+    for (size_t i = 0; i < n->inputs.size(); ++i)
+      cn.input_blocks.push_back(n->inputs[i] ? kernels::cpu::blocked_block(n->attrs, false, i, n->inputs[i]->type) : 0);
+    for (size_t i = 0; i < n->outputs.size(); ++i)
+      cn.output_blocks.push_back(n->outputs[i] ? kernels::cpu::blocked_block(n->attrs, true, i, n->outputs[i]->type)
+                                               : 0);
     Status st = graph::check_node(*n, &cn.schema);
     if (!st.ok()) {
       problems.push_back(st.message());

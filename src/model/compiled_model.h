@@ -13,6 +13,8 @@
 //     then BatchNormalization folded into a preceding Conv, residual Adds
 //     and then activations fused into the Conv before them (graph/passes.h);
 //  3. dead nodes (no output read, none a graph output) removed;
+//  3b. the layout pass (model/layout.h) marks activations that may stay
+//     blocked between kernels;
 //  4. a kernel chosen for every node (KernelRegistry, backend "cpu") and
 //     created (weights prepacked there);
 //  5. static models (every value's shape fully known) get a memory plan;
@@ -48,6 +50,9 @@ struct CompileOptions {
   // describes the optimised graph and its plan (atc, model::optimize); it
   // cannot run.
   bool create_kernels = true;
+  // The layout pass (model/layout.h): activations between convolutions and
+  // poolings stay in oneDNN's blocked layout. False: everything plain.
+  bool blocked_layouts = true;
 };
 
 struct CompiledNode {
@@ -57,6 +62,10 @@ struct CompiledNode {
   std::unique_ptr<kernels::Kernel> kernel;
   std::vector<int> inputs;   // value ids; -1 for omitted
   std::vector<int> outputs;  // value ids; -1 for omitted
+  // Per input / output: the channel block its tensor is stored in
+  // (kernels/cpu/blocked_layout.h; 0 = plain row-major), as the kernels
+  // decided it. Observers that show tensors (the dump) convert blocked ones.
+  std::vector<int64_t> input_blocks, output_blocks;
 };
 
 class CompiledModel {
@@ -85,6 +94,8 @@ class CompiledModel {
   size_t removed_nodes() const { return removed_; }
   // Activations fused into the node before them (graph::fuse_conv_activation).
   size_t fused_nodes() const { return fused_; }
+  // Values the layout pass marked (blocked when their channels allow it).
+  size_t blocked_marked() const { return blocked_marked_; }
 
  private:
   std::shared_ptr<graph::Graph> graph_;
@@ -94,7 +105,7 @@ class CompiledModel {
   std::vector<int> input_ids_, output_ids_, use_counts_;
   bool static_ = false;
   planner::MemoryPlan plan_;
-  size_t folded_ = 0, removed_ = 0, fused_ = 0;
+  size_t folded_ = 0, removed_ = 0, fused_ = 0, blocked_marked_ = 0;
 };
 
 // Runs one node's kernel on constant inputs outside any model (used by

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "graph/passes.h"
+#include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/conv_dnnl.h"
 #include "kernels/cpu/conv_ref.h"
 #include "kernels/cpu/conv_winograd.h"
@@ -25,9 +26,11 @@ namespace {
 #if OPENACL_HAVE_DNNL
 // With a residual sum and/or act.op set, the entry tries them as post-ops
 // first (sum, then the activation); e->fused says whether it got them all.
+// xb / yb: the blocks of X and Y (blocked_layout.h; 0 = plain).
 std::shared_ptr<const ConvEntry> build_conv(const WindowGeom& g, const std::vector<int64_t>& xd,
                                             const std::vector<int64_t>& wd, bool has_bias, const float* const_w,
-                                            const Activation& act, bool sum, bool with_post_op = true) {
+                                            const Activation& act, bool sum, int64_t xb, int64_t yb,
+                                            bool with_post_op = true) {
   auto e = std::make_shared<ConvEntry>();
   e->sum = with_post_op && sum;
   if (g.N == 0 || g.C == 0 || g.M == 0 || g.out_size() == 0) return e;
@@ -47,8 +50,8 @@ std::shared_ptr<const ConvEntry> build_conv(const WindowGeom& g, const std::vect
       wdims.insert(wdims.begin(), g.G);
     }
     const std::vector<int64_t> yd = geom_out_dims(g);
-    e->src = dnnl_util::plain_f32(xd);
-    e->dst = dnnl_util::plain_f32(yd);
+    e->src = dnnl_util::f32_desc(xd, xb);
+    e->dst = dnnl_util::f32_desc(yd, yb);
     e->wei_user = dnnl_util::plain_f32(wdims);
     const memory::desc wei_any(dnnl_util::to_dims(wdims), memory::data_type::f32, memory::format_tag::any);
     if (has_bias) e->bias = dnnl_util::plain_f32({g.M});
@@ -74,7 +77,7 @@ std::shared_ptr<const ConvEntry> build_conv(const WindowGeom& g, const std::vect
     e->ok = false;
   }
   if (!e->ok && with_post_op && (sum || !act.op.empty()))
-    return build_conv(g, xd, wd, has_bias, const_w, act, sum, false);
+    return build_conv(g, xd, wd, has_bias, const_w, act, sum, xb, yb, false);
   return e;
 }
 
@@ -87,6 +90,11 @@ class ConvKernel final : public Kernel {
         act_(Activation::of(init.attrs())),
         sum_(init.attrs().get_int(graph::kFusedSumAttr, 0) != 0) {
     w_const_ = init.constant(1) != nullptr;
+    xb_ = blocked_block(init.attrs(), false, 0, init.input(0));
+    if (init.num_outputs() > 0) yb_ = blocked_block(init.attrs(), true, 0, init.output(0));
+    rb_ = sum_ ? blocked_block(init.attrs(), false, 3, init.input(3)) : yb_;
+    if ((xb_ || yb_) && init.input(0).shape)
+      for (const auto& d : *init.input(0).shape) static_dims_.push_back(d.value);
 #if OPENACL_HAVE_DNNL
     // Shapes known at compile time: build now, so run() only binds memory.
     const graph::TensorType& xt = init.input(0);
@@ -98,12 +106,14 @@ class ConvKernel final : public Kernel {
       if (conv_geom(attrs_, xd, wc->dims, &g).empty()) {
         const graph::TensorData* bc = init.has_input(2) ? init.constant(2) : nullptr;
         if (WinogradConv::applies(g) && (!init.has_input(2) || dnnl_util::const_f32(bc))) {
-          wino_ = WinogradConv::make(g, dnnl_util::const_f32(wc), bc ? dnnl_util::const_f32(bc) : nullptr);
+          wino_ = WinogradConv::make(g, dnnl_util::const_f32(wc), bc ? dnnl_util::const_f32(bc) : nullptr,
+                                     static_cast<int>(xb_), static_cast<int>(yb_));
           if (wino_) wino_dims_ = xd;
         }
         if (!wino_)
           cache_.put_static(xd, wc->dims, init.has_input(2),
-                            build_conv(g, xd, wc->dims, init.has_input(2), dnnl_util::const_f32(wc), act_, sum_));
+                            build_conv(g, xd, wc->dims, init.has_input(2), dnnl_util::const_f32(wc), act_, sum_, xb_,
+                                       yb_));
       }
     }
 #endif
@@ -120,6 +130,9 @@ class ConvKernel final : public Kernel {
                                                                   static_cast<long long>(ctx.input(2).elements()),
                                                                   static_cast<long long>(g.M));
     if (w.dtype != x.dtype || (has_b && ctx.input(2).dtype != x.dtype)) return ctx.fail("X, W and B types differ");
+    if ((xb_ || yb_) && x.dims != static_dims_)
+      return ctx.fail("blocked input of a shape other than the compiled one (internal error)");
+    if (rb_ != yb_) return ctx.fail("the fused residual's layout differs from the output's (internal error)");
     Tensor* y = &ctx.output(0);
     const std::vector<int64_t> od = geom_out_dims(g);
     if (!y->data || y->dims != od) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, od, &y));
@@ -170,7 +183,10 @@ class ConvKernel final : public Kernel {
     // model's widened copy holds the same values every run).
     const std::shared_ptr<const ConvEntry> e = cache_.get(
         x.dims, w.dims, bp != nullptr,
-        [&] { return build_conv(g, x.dims, w.dims, bp != nullptr, w_const_ ? wp : nullptr, act_, sum_); });
+        // Blocked X / Y only come with the compiled shape (checked in run), so
+        // an entry built here (weights not constant: no entry at compile time)
+        // takes the kernel's layouts.
+        [&] { return build_conv(g, x.dims, w.dims, bp != nullptr, w_const_ ? wp : nullptr, act_, sum_, xb_, yb_); });
     if (e && e->ok) {
       if (rp && e->fused) {
         // The sum post-op adds what the output holds: the residual.
@@ -192,6 +208,26 @@ class ConvKernel final : public Kernel {
     }
 #endif
     (void)x, (void)w;
+    if (xb_ || yb_) {  // the reference loops read and write plain: convert around them (oneDNN declined)
+      std::vector<float> xpl(static_cast<size_t>(x.elements())), ypl(static_cast<size_t>(n)), rpl;
+      if (xb_) blocked_to_plain(xp, xpl.data(), x.dims, xb_);
+      else std::copy(xp, xp + x.elements(), xpl.data());
+      const std::vector<int64_t> od = geom_out_dims(g);
+      if (rp) {
+        rpl.resize(static_cast<size_t>(n));
+        if (yb_) blocked_to_plain(rp, rpl.data(), od, yb_);
+        else std::copy(rp, rp + n, rpl.data());
+      }
+      run_ref(g, xpl.data(), wp, bp, ypl.data(), rp ? rpl.data() : nullptr, n);
+      if (yb_) plain_to_blocked(ypl.data(), yp, od, yb_);
+      else std::copy(ypl.begin(), ypl.end(), yp);
+      return;
+    }
+    run_ref(g, xp, wp, bp, yp, rp, n);
+  }
+
+  void run_ref(const WindowGeom& g, const float* xp, const float* wp, const float* bp, float* yp, const float* rp,
+               int64_t n) const {
     if (!rp) {
       conv_ref<float>(g, xp, wp, bp, yp);
       act_.apply(yp, n);
@@ -214,6 +250,10 @@ class ConvKernel final : public Kernel {
   Activation act_;
   bool sum_ = false;  // input 3 is a fused residual (graph::fuse_conv_add)
   bool w_const_ = false;
+  // Blocks of X, Y and the fused residual (blocked_layout.h; 0 = plain),
+  // decided once here; blocked tensors have static shapes (static_dims_: X's).
+  int64_t xb_ = 0, yb_ = 0, rb_ = 0;
+  std::vector<int64_t> static_dims_;
 #if OPENACL_HAVE_DNNL
   dnnl_util::ShapeCache<ConvEntry> cache_;
   std::shared_ptr<const WinogradConv> wino_;  // 3x3 stride-1 layers with constant W (and B)

@@ -1,13 +1,13 @@
 // oneDNN convolution-like primitives (Conv, ConvTranspose) for float32: the
 // built entry for one shape and how it runs.
 //
-// Layouts: X and Y are plain N C D.. H W at the kernel boundary. The weights
-// take the primitive's layout (reordered once when constant); activations are
-// reordered to a blocked layout around the primitive only when plain NCHW
-// would make oneDNN fall back to im2col + GEMM (or its reference code) and a
-// blocked layout gets a direct jit kernel. To chain blocked activations across
-// layers later, the entry already carries src_int/dst_int: run would skip the
-// reorders when the neighbouring kernels agree on them.
+// Layouts: X and Y are plain N C D.. H W at the kernel boundary, or oneDNN's
+// channel-blocked layout where the layout pass marked them (blocked_layout.h;
+// e->src / e->dst say which). The weights take the primitive's layout
+// (reordered once when constant). When the boundary layouts would make oneDNN
+// fall back to im2col + GEMM (or its reference code) and other layouts get a
+// direct jit kernel, X and Y are reordered around the primitive (src_int /
+// dst_int): correct for any boundary layout, and free when they agree.
 #pragma once
 
 #if OPENACL_HAVE_DNNL
@@ -28,7 +28,9 @@ struct ConvEntry {
   dnnl::memory::desc src, wei_user, wei, bias, dst;  // src/dst: plain (the tensors we get)
   bool reorder_w = false;  // the primitive wants another weight layout
   dnnl::memory packed_w;    // weights already in that layout (constant W)
-  bool blocked = false;     // X / Y go through src_int / dst_int
+  // X / Y go through src_int / dst_int (only the side whose layout differs:
+  // a blocked X may already be what the primitive reads).
+  bool reorder_src = false, reorder_dst = false;
   dnnl::memory::desc src_int, dst_int;
   dnnl::reorder src_reorder, dst_reorder;
   dnnl::reorder dst_in_reorder;  // blocked + sum: what dst holds, into dst_int first
@@ -40,8 +42,6 @@ inline bool is_slow_impl(const dnnl::primitive_desc& pd) {
   const std::string name = pd.impl_info_str();
   return name.find("gemm") != std::string::npos || name.find("ref") != std::string::npos;
 }
-
-inline size_t align64(size_t n) { return (n + 63) / 64 * 64; }
 
 // Fills e (src, dst, wei_user, bias already set) from make_pd(src_desc,
 // dst_desc) -> primitive_desc, trying blocked activations when plain ones
@@ -57,18 +57,21 @@ void finish_conv_entry(ConvEntry* e, const std::vector<int64_t>& xd, const std::
                          memory::desc(dnnl_util::to_dims(yd), memory::data_type::f32, memory::format_tag::any));
       if (!is_slow_impl(bpd)) {
         pd = bpd;
-        e->blocked = true;
+        e->reorder_src = pd.src_desc() != e->src;
+        e->reorder_dst = pd.dst_desc() != e->dst;
       }
     } catch (const dnnl::error&) {
     }
   }
   e->wei = pd.weights_desc();
   e->reorder_w = e->wei != e->wei_user;
-  if (e->blocked) {
+  dnnl::engine& eng = dnnl_util::engine();
+  if (e->reorder_src) {
     e->src_int = pd.src_desc();
-    e->dst_int = pd.dst_desc();
-    dnnl::engine& eng = dnnl_util::engine();
     e->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->src, eng, e->src_int));
+  }
+  if (e->reorder_dst) {
+    e->dst_int = pd.dst_desc();
     e->dst_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->dst_int, eng, e->dst));
     if (e->sum) e->dst_in_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->dst, eng, e->dst_int));
   }
@@ -87,22 +90,24 @@ inline void run_conv_entry(const ConvEntry& e, const float* x, const float* w, c
   else wm = reorder_to(e.wei_user, w, e.wei);  // weights not constant: reorder per run
   // One per-thread buffer holds the scratchpad and the blocked activations.
   const size_t s_bytes = align64(e.scratch_bytes);
-  const size_t x_bytes = e.blocked ? align64(e.src_int.get_size()) : 0;
-  const size_t y_bytes = e.blocked ? align64(e.dst_int.get_size()) : 0;
+  const size_t x_bytes = e.reorder_src ? align64(e.src_int.get_size()) : 0;
+  const size_t y_bytes = e.reorder_dst ? align64(e.dst_int.get_size()) : 0;
   char* buf = static_cast<char*>(scratch(s_bytes + x_bytes + y_bytes));
   dnnl::memory xm = wrap(e.src, x), ym = wrap(e.dst, y);
   dnnl::memory xi = xm, yo = ym;
-  if (e.blocked) {
+  if (e.reorder_src) {
     xi = wrap(e.src_int, buf + s_bytes);
-    yo = wrap(e.dst_int, buf + s_bytes + x_bytes);
     e.src_reorder.execute(stream(), xm, xi);
+  }
+  if (e.reorder_dst) {
+    yo = wrap(e.dst_int, buf + s_bytes + x_bytes);
     if (e.sum && e.fused) e.dst_in_reorder.execute(stream(), ym, yo);
   }
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, xi}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, yo}};
   if (b) args.emplace(DNNL_ARG_BIAS, wrap(e.bias, b));
   if (e.scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, wrap(e.scratch_md, buf));
   e.prim.execute(stream(), args);
-  if (e.blocked) e.dst_reorder.execute(stream(), yo, ym);
+  if (e.reorder_dst) e.dst_reorder.execute(stream(), yo, ym);
   stream().wait();
 }
 

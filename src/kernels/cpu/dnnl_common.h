@@ -54,6 +54,18 @@ inline dnnl::memory::desc plain_f32(const std::vector<int64_t>& dims) {
   return dnnl::memory::desc(to_dims(dims), dnnl::memory::data_type::f32, to_dims(st));
 }
 
+// f32 descriptor for logical dims [N, C, sp..] (rank 3..5): plain when
+// block == 0, else oneDNN's channel-blocked layout (nCw8c, nChw16c, ...;
+// block 8 or 16, see blocked_layout.h).
+inline dnnl::memory::desc f32_desc(const std::vector<int64_t>& dims, int64_t block) {
+  using tag = dnnl::memory::format_tag;
+  if (block == 0) return plain_f32(dims);
+  static const tag k8[] = {tag::nCw8c, tag::nChw8c, tag::nCdhw8c};
+  static const tag k16[] = {tag::nCw16c, tag::nChw16c, tag::nCdhw16c};
+  const size_t r = dims.size() - 3;
+  return dnnl::memory::desc(to_dims(dims), dnnl::memory::data_type::f32, block == 16 ? k16[r] : k8[r]);
+}
+
 // Attributes every primitive here uses: user scratchpad (see top).
 inline dnnl::primitive_attr base_attr() {
   dnnl::primitive_attr a;
@@ -67,6 +79,8 @@ inline void* scratch(size_t bytes) {
   if (buf.size() < bytes) buf.resize(bytes);
   return buf.data();
 }
+
+inline size_t align64(size_t n) { return (n + 63) / 64 * 64; }
 
 // Wraps `ptr` (not owned) as a dnnl::memory of `md`.
 inline dnnl::memory wrap(const dnnl::memory::desc& md, const void* ptr) {

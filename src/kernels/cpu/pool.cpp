@@ -1,13 +1,22 @@
 // Pooling: MaxPool (+ Indices, storage_order), AveragePool
 // (count_include_pad), LpPool, all with dilations / ceil_mode / auto_pad, and
-// the Global variants. Direct loops parallel over (N, C) planes: pooling is
-// memory-bound, the windows are small, and each plane is one contiguous read.
-// TODO(perf): oneDNN pooling for float32 once blocked layouts flow between layers.
+// the Global variants. float32 MaxPool (without Indices) and AveragePool run
+// on oneDNN's pooling where it computes exactly what the reference does (see
+// dnnl_pool_ok); everything else takes direct loops parallel over (N, C)
+// planes: pooling is memory-bound, the windows are small, and each plane is
+// one contiguous read. MaxPool / AveragePool / GlobalAveragePool also read and
+// write the blocked layouts of blocked_layout.h when the layout pass marks
+// their tensors.
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <string>
+#include <unordered_map>
 
+#include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/conv_ref.h"
 #include "kernels/cpu/cpu_common.h"
+#include "kernels/cpu/dnnl_common.h"
 
 namespace openacl::kernels::cpu {
 namespace {
@@ -77,32 +86,214 @@ void pool_ref(const WindowGeom& g, const PoolParams& pp, const T* x, T* y, int64
   });
 }
 
-Status pool(KernelContext& ctx, PoolKind kind) {
-  const Tensor& x = ctx.input(0);
-  WindowGeom g;
-  const std::string err = pool_geom(ctx.attrs(), x.dims, &g);
-  if (!err.empty()) return ctx.fail("%s", err.c_str());
+PoolParams pool_params(const graph::AttributeMap& a, PoolKind kind) {
   PoolParams pp;
   pp.kind = kind;
-  pp.count_include_pad = ctx.attrs().get_int("count_include_pad", 0) != 0;
-  pp.p = ctx.attrs().get_int("p", 2);
-  pp.col_major = ctx.attrs().get_int("storage_order", 0) != 0;
-  if (kind == PoolKind::kLp && pp.p < 1) return ctx.fail("p must be >= 1");
-  const std::vector<int64_t> od = geom_out_dims(g);
-  Tensor* y = &ctx.output(0);
-  if (!y->data || y->dims != od) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, od, &y));
-  Tensor* ind = nullptr;
-  if (kind == PoolKind::kMax && ctx.has_output(1)) {
-    ind = &ctx.output(1);
-    if (!ind->data || ind->dims != od) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(1, od, &ind));
+  pp.count_include_pad = a.get_int("count_include_pad", 0) != 0;
+  pp.p = a.get_int("p", 2);
+  pp.col_major = a.get_int("storage_order", 0) != 0;
+  return pp;
+}
+
+#if OPENACL_HAVE_DNNL
+// oneDNN pooling for one input shape; ok false: use the reference.
+struct PoolEntry {
+  bool ok = false;
+  dnnl::primitive prim;
+  dnnl::memory::desc src, dst, scratch_md;  // src / dst: the tensors' layouts
+  size_t scratch_bytes = 0;
+  // oneDNN's plain-layout pooling is a slow generic loop: a plain X / Y then
+  // goes through the blocked layout around the primitive (src_int, dst_int).
+  bool reorder_src = false, reorder_dst = false;
+  dnnl::memory::desc src_int, dst_int;
+  dnnl::reorder src_reorder, dst_reorder;
+};
+
+bool slow_pool_impl(const dnnl::primitive_desc& pd) {
+  const std::string name = pd.impl_info_str();
+  return name.find("simple") != std::string::npos || name.find("ref") != std::string::npos;
+}
+
+// Whether oneDNN's pooling computes what pool_ref does for this geometry, and
+// its right padding (*pr, per promoted axis). oneDNN derives the output size
+// with floor, so ceil_mode becomes a larger right pad. The cases that differ:
+//  - a window with no tap inside the input (max: the reference gives -inf,
+//    average: 0; oneDNN's results there are not specified): refused;
+//  - count_include_pad: the reference counts taps inside the *explicit* pads
+//    only, oneDNN divides by the whole window: refused when a window reaches
+//    past the explicit right pad (ceil_mode).
+bool dnnl_pool_ok(const WindowGeom& g, const PoolParams& pp, int64_t pr[kMaxSpatial]) {
+  if (pp.kind == PoolKind::kLp) return false;
+  for (int i = 0; i < kMaxSpatial; ++i) {
+    const int64_t eff = (g.k[i] - 1) * g.d[i] + 1;
+    const int64_t need = (g.out[i] - 1) * g.s[i] + eff - g.in[i] - g.pb[i];  // right pad the last window reaches
+    if (g.pb[i] < 0 || g.pe[i] < 0) return false;
+    if (pp.kind == PoolKind::kAvg && pp.count_include_pad && need > g.pe[i]) return false;
+    pr[i] = std::max(need, g.pe[i]);
+    for (int64_t o = 0; o < g.out[i]; ++o) {
+      bool inside = false;
+      for (int64_t k = 0; k < g.k[i] && !inside; ++k) {
+        const int64_t at = o * g.s[i] - g.pb[i] + k * g.d[i];
+        inside = at >= 0 && at < g.in[i];
+      }
+      if (!inside) return false;
+    }
   }
-  if (y->elements() == 0) return Status::Ok();
-  int64_t* ip = ind ? ind->as<int64_t>() : nullptr;
-  const bool ok = dispatch<kNumeric>(x.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    pool_ref<T>(g, pp, x.as<T>(), y->as<T>(), ip);
-  });
-  return ok ? Status::Ok() : ctx.fail("unsupported type");
+  return true;
+}
+
+// xb / yb: the blocks of X and Y (0: plain).
+std::shared_ptr<const PoolEntry> build_pool(const WindowGeom& g, const PoolParams& pp, const std::vector<int64_t>& xd,
+                                            int64_t xb, int64_t yb) {
+  auto e = std::make_shared<PoolEntry>();
+  int64_t pr[kMaxSpatial];
+  if (g.N == 0 || g.C == 0 || g.out_size() == 0 || !dnnl_pool_ok(g, pp, pr)) return e;
+  try {
+    using dnnl::memory;
+    memory::dims strides, kernel, dil, pl, prd;
+    for (int i = kMaxSpatial - g.nsp; i < kMaxSpatial; ++i) {
+      strides.push_back(g.s[i]);
+      kernel.push_back(g.k[i]);
+      dil.push_back(g.d[i] - 1);
+      pl.push_back(g.pb[i]);
+      prd.push_back(pr[i]);
+    }
+    e->src = dnnl_util::f32_desc(xd, xb);
+    e->dst = dnnl_util::f32_desc(geom_out_dims(g), yb);
+    const dnnl::algorithm alg = pp.kind == PoolKind::kMax ? dnnl::algorithm::pooling_max
+                                : pp.count_include_pad    ? dnnl::algorithm::pooling_avg_include_padding
+                                                          : dnnl::algorithm::pooling_avg_exclude_padding;
+    auto make_pd = [&](const memory::desc& src, const memory::desc& dst) {
+      const dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, dst, strides, kernel, dil,
+                                             pl, prd);
+      return dnnl::pooling_v2_forward::primitive_desc(d, dnnl_util::base_attr(), dnnl_util::engine());
+    };
+    auto pd = make_pd(e->src, e->dst);
+    const int64_t cb = channel_block();
+    if (slow_pool_impl(pd) && cb && g.C % cb == 0 && (!xb || !yb)) {
+      try {
+        auto bpd = make_pd(dnnl_util::f32_desc(xd, cb), dnnl_util::f32_desc(geom_out_dims(g), cb));
+        if (!slow_pool_impl(bpd)) {
+          pd = bpd;
+          dnnl::engine& eng = dnnl_util::engine();
+          e->reorder_src = xb == 0;
+          e->reorder_dst = yb == 0;
+          e->src_int = pd.src_desc();
+          e->dst_int = pd.dst_desc();
+          if (e->reorder_src) e->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->src, eng, e->src_int));
+          if (e->reorder_dst) e->dst_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->dst_int, eng, e->dst));
+        }
+      } catch (const dnnl::error&) {
+      }
+    }
+    e->scratch_md = pd.scratchpad_desc();
+    e->scratch_bytes = e->scratch_md.get_size();
+    e->prim = dnnl::pooling_v2_forward(pd);
+    e->ok = true;
+  } catch (const dnnl::error&) {
+    e->ok = false;
+  }
+  return e;
+}
+#endif
+
+// MaxPool / AveragePool / LpPool. float32 goes through oneDNN where
+// dnnl_pool_ok allows; X and Y may be blocked (then their shapes are static).
+class PoolKernel final : public Kernel {
+ public:
+  PoolKernel(const KernelInit& init, PoolKind kind) : pp_(pool_params(init.attrs(), kind)) {
+    with_indices_ = kind == PoolKind::kMax && init.num_outputs() > 1 && init.output(1).dtype != DType::kUndefined;
+    const graph::TensorType& xt = init.input(0);
+    if (init.num_outputs() > 0) {
+      xb_ = blocked_block(init.attrs(), false, 0, xt);
+      yb_ = blocked_block(init.attrs(), true, 0, init.output(0));
+    }
+    if ((xb_ || yb_) && xt.shape)
+      for (const auto& d : *xt.shape) static_dims_.push_back(d.value);
+#if OPENACL_HAVE_DNNL
+    if (xt.dtype == DType::kFloat32 && !with_indices_ && xt.shape && graph::fully_known(*xt.shape)) {
+      std::vector<int64_t> xd;
+      for (const auto& d : *xt.shape) xd.push_back(d.value);
+      WindowGeom g;
+      if (pool_geom(init.attrs(), xd, &g).empty()) cache_.put_static(xd, {}, 0, build_pool(g, pp_, xd, xb_, yb_));
+    }
+#endif
+  }
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    WindowGeom g;
+    const std::string err = pool_geom(ctx.attrs(), x.dims, &g);
+    if (!err.empty()) return ctx.fail("%s", err.c_str());
+    if (pp_.kind == PoolKind::kLp && pp_.p < 1) return ctx.fail("p must be >= 1");
+    if ((xb_ || yb_) && x.dims != static_dims_)
+      return ctx.fail("blocked input of a shape other than the compiled one (internal error)");
+    const std::vector<int64_t> od = geom_out_dims(g);
+    Tensor* y = &ctx.output(0);
+    if (!y->data || y->dims != od) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, od, &y));
+    Tensor* ind = nullptr;
+    if (pp_.kind == PoolKind::kMax && ctx.has_output(1)) {
+      ind = &ctx.output(1);
+      if (!ind->data || ind->dims != od) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(1, od, &ind));
+    }
+    if (y->elements() == 0) return Status::Ok();
+#if OPENACL_HAVE_DNNL
+    if (x.dtype == DType::kFloat32 && !ind) {
+      const std::shared_ptr<const PoolEntry> e =
+          cache_.get(x.dims, {}, 0, [&] { return build_pool(g, pp_, x.dims, xb_, yb_); });  // blocked: compiled dims only
+      if (e && e->ok) {
+        using namespace dnnl_util;
+        // One per-thread buffer: scratchpad, then the internal blocked X and Y.
+        const size_t s_bytes = align64(e->scratch_bytes);
+        const size_t x_bytes = e->reorder_src ? align64(e->src_int.get_size()) : 0;
+        const size_t y_bytes = e->reorder_dst ? align64(e->dst_int.get_size()) : 0;
+        char* buf = static_cast<char*>(scratch(s_bytes + x_bytes + y_bytes));
+        dnnl::memory xm = wrap(e->src, x.data), ym = wrap(e->dst, y->data), xi = xm, yo = ym;
+        if (e->reorder_src) {
+          xi = wrap(e->src_int, buf + s_bytes);
+          e->src_reorder.execute(stream(), xm, xi);
+        }
+        if (e->reorder_dst) yo = wrap(e->dst_int, buf + s_bytes + x_bytes);
+        std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, xi}, {DNNL_ARG_DST, yo}};
+        if (e->scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, wrap(e->scratch_md, buf));
+        e->prim.execute(stream(), args);
+        if (e->reorder_dst) e->dst_reorder.execute(stream(), yo, ym);
+        stream().wait();
+        return Status::Ok();
+      }
+    }
+#endif
+    int64_t* ip = ind ? ind->as<int64_t>() : nullptr;
+    if (xb_ || yb_) {  // the reference reads and writes plain: convert around it (rare: oneDNN declined)
+      std::vector<float> xp(static_cast<size_t>(x.elements())), yp(static_cast<size_t>(y->elements()));
+      if (xb_) blocked_to_plain(x.as<float>(), xp.data(), x.dims, xb_);
+      else std::copy(x.as<float>(), x.as<float>() + x.elements(), xp.data());
+      pool_ref<float>(g, pp_, xp.data(), yp.data(), ip);
+      if (yb_) plain_to_blocked(yp.data(), y->as<float>(), od, yb_);
+      else std::copy(yp.begin(), yp.end(), y->as<float>());
+      return Status::Ok();
+    }
+    const bool ok = dispatch<kNumeric>(x.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      pool_ref<T>(g, pp_, x.as<T>(), y->as<T>(), ip);
+    });
+    return ok ? Status::Ok() : ctx.fail("unsupported type");
+  }
+
+ private:
+  PoolParams pp_;
+  bool with_indices_ = false;
+  int64_t xb_ = 0, yb_ = 0;  // blocks of X and Y (0: plain)
+  std::vector<int64_t> static_dims_;  // X's dims when blocked
+#if OPENACL_HAVE_DNNL
+  dnnl_util::ShapeCache<PoolEntry> cache_;
+#endif
+};
+
+template <PoolKind K>
+Status make_pool(const KernelInit& init, std::unique_ptr<Kernel>* out) {
+  *out = std::make_unique<PoolKernel>(init, K);
+  return Status::Ok();
 }
 
 template <PoolKind K>
@@ -116,6 +307,27 @@ Status global_pool(KernelContext& ctx) {
   if (!y->data || y->dims != od) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, od, &y));
   const int64_t p = ctx.attrs().get_int("p", 2);
   if (K == PoolKind::kMax && sp == 0 && y->elements() > 0) return ctx.fail("GlobalMaxPool of an empty window");
+  if constexpr (K == PoolKind::kAvg) {
+    // A blocked X (layout pass): per block of channels, sum the spatial
+    // vectors; Y ([N, C, 1..]) is plain (for it plain and blocked coincide).
+    if (const int64_t b = blocked_block(ctx.attrs(), false, 0, x.dtype, x.dims)) {
+      const float* xp = x.as<float>();
+      float* yp = y->as<float>();
+      const int64_t blocks = y->elements() / b;  // N * C / b
+      parallel_for(blocks, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, sp * b)), [&](int64_t lo, int64_t hi) {
+        float acc[16];  // b is 8 or 16
+        for (int64_t nb = lo; nb < hi; ++nb) {
+          std::fill(acc, acc + b, 0.f);
+          const float* v = xp + nb * sp * b;
+          for (int64_t j = 0; j < sp; ++j)
+#pragma omp simd
+            for (int64_t c = 0; c < b; ++c) acc[c] += v[j * b + c];
+          for (int64_t c = 0; c < b; ++c) yp[nb * b + c] = sp ? acc[c] / static_cast<float>(sp) : 0.f;
+        }
+      });
+      return Status::Ok();
+    }
+  }
   const bool ok = dispatch<kFloats>(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
@@ -140,9 +352,6 @@ Status global_pool(KernelContext& ctx) {
   return ok ? Status::Ok() : ctx.fail("unsupported type");
 }
 
-Status max_pool(KernelContext& ctx) { return pool(ctx, PoolKind::kMax); }
-Status avg_pool(KernelContext& ctx) { return pool(ctx, PoolKind::kAvg); }
-Status lp_pool(KernelContext& ctx) { return pool(ctx, PoolKind::kLp); }
 
 std::vector<DType> max_pool_types() {
   std::vector<DType> t = float_types();
@@ -151,9 +360,9 @@ std::vector<DType> max_pool_types() {
   return t;
 }
 
-OPENACL_REGISTER_KERNEL(MaxPool, "cpu").types(max_pool_types()).run(max_pool);
-OPENACL_REGISTER_KERNEL(AveragePool, "cpu").types(float_types()).run(avg_pool);
-OPENACL_REGISTER_KERNEL(LpPool, "cpu").types(float_types()).run(lp_pool);
+OPENACL_REGISTER_KERNEL(MaxPool, "cpu").types(max_pool_types()).create(make_pool<PoolKind::kMax>);
+OPENACL_REGISTER_KERNEL(AveragePool, "cpu").types(float_types()).create(make_pool<PoolKind::kAvg>);
+OPENACL_REGISTER_KERNEL(LpPool, "cpu").types(float_types()).create(make_pool<PoolKind::kLp>);
 OPENACL_REGISTER_KERNEL(GlobalAveragePool, "cpu").types(float_types()).run(global_pool<PoolKind::kAvg>);
 OPENACL_REGISTER_KERNEL(GlobalMaxPool, "cpu").types(float_types()).run(global_pool<PoolKind::kMax>);
 OPENACL_REGISTER_KERNEL(GlobalLpPool, "cpu").types(float_types()).run(global_pool<PoolKind::kLp>);

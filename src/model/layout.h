@@ -1,0 +1,40 @@
+// The layout pass: which activations may stay in oneDNN's channel-blocked
+// layout (nChw8c / nChw16c ...) from the kernel that writes them to every
+// kernel that reads them, so that chains of convolutions and poolings skip
+// the reorders to and from plain NCHW around each primitive.
+//
+// The pass only marks node attributes (kernels/cpu/blocked_layout.h:
+// kBlockedInputsAttr / kBlockedOutputsAttr, serialised with the graph, so
+// they travel in the .om); whether a marked tensor is really blocked, and
+// with which block, is decided when the kernels are created
+// (kernels::cpu::blocked_block: float32, C a multiple of this machine's
+// block), by producer, consumers and observers alike.
+//
+// A value is marked when it is float32 with a fully known rank-3..5 shape,
+// neither a graph input/output nor a constant, and its producer and ALL its
+// consumers handle blocked tensors in that position:
+//  - Conv: input 0 (any layout independently of the output), output 0 and
+//    the fused residual input 3 (kFusedSumAttr), which shares the output's
+//    layout;
+//  - MaxPool (no Indices output, storage_order 0) and AveragePool: input 0,
+//    output 0;
+//  - GlobalAveragePool: input 0 (its [N, C, 1..] output stays plain);
+//  - element-wise ops (Relu, Clip, Add, ... see layout.cpp), which are
+//    layout-agnostic when every tensor operand has the output's shape: their
+//    tensor operands and output share one layout.
+// Values that must share a layout form a group; a group is marked whole or
+// not at all.
+#pragma once
+
+#include <cstddef>
+
+#include "base/status.h"
+#include "graph/graph.h"
+
+namespace openacl::model {
+
+// Removes the marks of an earlier run (a graph read back from an .om is
+// compiled again), then, when `enabled`, marks. *marked: values marked.
+Status mark_blocked_layouts(graph::Graph& g, bool enabled, size_t* marked);
+
+}  // namespace openacl::model

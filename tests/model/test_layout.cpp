@@ -1,0 +1,440 @@
+// The layout pass (model/layout.h) and the kernels that honour its marks
+// (Conv, MaxPool, AveragePool, GlobalAveragePool, element-wise ops): a network
+// of convolutions, poolings, a residual, element-wise ops and a global pool
+// gives the same outputs with the pass on and off; the pass marks what it
+// should and leaves graph outputs and tensors read by other ops (Reshape,
+// Gemm) plain; the blocks CompiledNode records let an observer read every
+// intermediate as the plain run's; float32 pooling on oneDNN equals the
+// reference loops (float64 runs them) for ceil_mode, pads, auto_pad,
+// count_include_pad and dilations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "kernels/cpu/blocked_layout.h"
+#include "model/compiled_model.h"
+#include "model/executor.h"
+
+namespace openacl::model {
+namespace {
+
+using graph::DType;
+using graph::Graph;
+using graph::Node;
+using graph::Value;
+
+graph::Attribute ints(std::vector<int64_t> v) {
+  graph::Attribute a;
+  a.kind = graph::Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+graph::Attribute one(int64_t v) {
+  graph::Attribute a;
+  a.kind = graph::Attribute::Kind::kInt;
+  a.i = v;
+  return a;
+}
+graph::Attribute str(std::string s) {
+  graph::Attribute a;
+  a.kind = graph::Attribute::Kind::kString;
+  a.s = std::move(s);
+  return a;
+}
+
+// Builds graphs with random constant weights.
+struct Builder {
+  std::shared_ptr<Graph> g = std::make_shared<Graph>();
+  std::mt19937 rng{7};
+  int n = 0;
+  Builder() { g->opsets()[""] = 17; }
+
+  Value* input(const std::string& name, std::vector<int64_t> d) {
+    Value* v = g->add_value(name, graph::TensorType{DType::kFloat32, graph::Shape(d.begin(), d.end())});
+    v->is_graph_input = true;
+    g->inputs().push_back(v);
+    return v;
+  }
+  Value* constant(std::vector<int64_t> d, float scale) {
+    int64_t count = 1;
+    for (int64_t x : d) count *= x;
+    std::normal_distribution<float> nd(0.f, scale);
+    std::vector<float> v(static_cast<size_t>(count));
+    for (float& x : v) x = nd(rng);
+    Value* c = g->add_value("c" + std::to_string(n++), graph::TensorType{DType::kFloat32, graph::Shape(d.begin(), d.end())});
+    c->constant = graph::TensorData::copy_of(DType::kFloat32, d, v.data(), v.size() * sizeof(float));
+    return c;
+  }
+  Node* node(const std::string& name, const std::string& op, std::vector<Value*> in, Value** out) {
+    *out = g->add_value(name + ":0");
+    return g->add_node(name, op, std::move(in), {*out}, "", 17);
+  }
+  // k x k convolution, pad k/2, stride s, cin -> cout.
+  Value* conv(const std::string& name, Value* x, int64_t cin, int64_t cout, int64_t k, int64_t s = 1) {
+    Value* y = nullptr;
+    Node* c = node(name, "Conv", {x, constant({cout, cin, k, k}, 1.f / std::sqrt(float(cin * k * k))),
+                                  constant({cout}, 0.1f)}, &y);
+    c->attrs.set("pads", ints({k / 2, k / 2, k / 2, k / 2}));
+    c->attrs.set("strides", ints({s, s}));
+    return y;
+  }
+  Value* op(const std::string& name, const std::string& type, std::vector<Value*> in) {
+    Value* y = nullptr;
+    node(name, type, std::move(in), &y);
+    return y;
+  }
+  void output(Value* v) {
+    v->is_graph_output = true;
+    g->outputs().push_back(v);
+  }
+};
+
+// x [2, 3, 19, 17]: conv 3->16 relu, conv 16->16 s2, maxpool (ceil_mode),
+// conv 16->16, conv 16->16 + the pool's output as residual (fused) + relu, conv 16->24 sigmoid, conv 24->32,
+// averagepool (count_include_pad), conv 32->12, conv 12->16, Abs / Neg of two
+// branches and their Add (element-wise, not fusable), an AveragePool that
+// oneDNN cannot take, GlobalAveragePool -> output 0; the
+// 24-channel tensor is also read by a Reshape (output 1), and the 32-channel
+// one is a graph output too (output 2).
+std::shared_ptr<Graph> network() {
+  Builder b;
+  Value* x = b.input("x", {2, 3, 19, 17});
+  Value* a = b.op("relu1", "Relu", {b.conv("conv1", x, 3, 16, 3)});
+  Value* c = b.conv("conv2", a, 16, 16, 3, 2);
+  Value* p = nullptr;
+  Node* mp = b.node("maxpool", "MaxPool", {c}, &p);
+  mp->attrs.set("kernel_shape", ints({3, 3}));
+  mp->attrs.set("strides", ints({2, 2}));
+  mp->attrs.set("pads", ints({1, 1, 0, 0}));
+  mp->attrs.set("ceil_mode", one(1));
+  Value* r = b.op("relu3", "Relu", {b.op("add3", "Add", {b.conv("conv3", b.conv("conv3a", p, 16, 16, 1), 16, 16, 3), p})});
+  Value* s = b.op("sig4", "Sigmoid", {b.conv("conv4", r, 16, 24, 3)});
+  Value* t = b.conv("conv5", s, 24, 32, 3);
+  Value* q = nullptr;
+  Node* ap = b.node("avgpool", "AveragePool", {t}, &q);
+  ap->attrs.set("kernel_shape", ints({3, 3}));
+  ap->attrs.set("pads", ints({1, 1, 1, 1}));
+  ap->attrs.set("count_include_pad", one(1));
+  Value* u = b.conv("conv7", b.conv("conv6", q, 32, 12, 3), 12, 16, 1);
+  Value* v = b.conv("conv8", r, 16, 16, 3);
+  Value* w = b.op("add9", "Add", {b.op("abs", "Abs", {u}), b.op("neg", "Neg", {v})});
+  // count_include_pad with ceil_mode past the explicit pads: oneDNN would
+  // differ, so this pool runs the reference loops on its blocked tensors.
+  Value* w2 = nullptr;
+  Node* ap2 = b.node("avgpool2", "AveragePool", {w}, &w2);
+  ap2->attrs.set("kernel_shape", ints({2, 2}));
+  ap2->attrs.set("strides", ints({2, 2}));
+  ap2->attrs.set("ceil_mode", one(1));
+  ap2->attrs.set("count_include_pad", one(1));
+  b.output(b.op("gap", "GlobalAveragePool", {w2}));
+  b.output(b.op("reshape", "Reshape", {s, b.g->add_value("shape")}));
+  int64_t shape[2] = {2, -1};
+  b.g->find_value("shape")->type = graph::TensorType{DType::kInt64, graph::Shape{2}};
+  b.g->find_value("shape")->constant = graph::TensorData::copy_of(DType::kInt64, {2}, shape, sizeof shape);
+  b.output(t);
+  return b.g;
+}
+
+std::vector<float> random_input(size_t n) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = nd(rng);
+  return v;
+}
+
+// Values by name after the run: every node's outputs, converted to plain with
+// the blocks CompiledNode records (what the dump does).
+class Recorder : public NodeObserver {
+ public:
+  void after_node(const CompiledNode& node, const std::vector<kernels::Tensor>& values, int64_t, int64_t) override {
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      if (node.outputs[i] < 0) continue;
+      const kernels::Tensor& t = values[static_cast<size_t>(node.outputs[i])];
+      if (t.dtype != DType::kFloat32) continue;
+      std::vector<float> v(t.as<float>(), t.as<float>() + t.elements());
+      if (node.output_blocks[i]) {
+        ++blocked;
+        kernels::cpu::blocked_to_plain(t.as<float>(), v.data(), t.dims, node.output_blocks[i]);
+      }
+      seen[node.node->name] = std::move(v);
+    }
+  }
+  std::map<std::string, std::vector<float>> seen;
+  int blocked = 0;
+};
+
+struct NetRun {
+  std::shared_ptr<const CompiledModel> model;
+  std::vector<std::vector<float>> outputs;
+  Recorder rec;
+};
+
+void run_network(bool blocked, NetRun* r) {
+  CompileOptions opt;
+  opt.blocked_layouts = blocked;
+  std::unique_ptr<CompiledModel> m;
+  Status st = CompiledModel::compile(network(), opt, &m);
+  ASSERT_TRUE(st.ok()) << st.message();
+  r->model = std::move(m);
+  Executor e(r->model);
+  std::vector<float> x = random_input(2 * 3 * 19 * 17);
+  std::vector<kernels::Tensor> out;
+  st = e.run({kernels::Tensor{DType::kFloat32, {2, 3, 19, 17}, x.data()}}, &out, nullptr, &r->rec);
+  ASSERT_TRUE(st.ok()) << st.message();
+  for (const auto& t : out) r->outputs.emplace_back(t.as<float>(), t.as<float>() + t.elements());
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], 1e-5f + 1e-5f * std::fabs(want[i])) << what << " at " << i;
+}
+
+// Blocks to check: this machine's, then 8 and 16 whatever the ISA (an .om
+// compiled on one machine runs on another; a block the jit kernels lack
+// takes oneDNN's reorders or reference code, which must agree too).
+class Blocks : public ::testing::TestWithParam<int64_t> {
+ protected:
+  void SetUp() override { kernels::cpu::set_channel_block_for_testing(GetParam()); }
+  void TearDown() override { kernels::cpu::set_channel_block_for_testing(-1); }
+};
+using LayoutPass = Blocks;
+INSTANTIATE_TEST_SUITE_P(Block, LayoutPass, ::testing::Values(-1, 8, 16));
+
+TEST_P(LayoutPass, SameOutputsOnAndOff) {
+  NetRun on, off;
+  run_network(true, &on);
+  run_network(false, &off);
+  ASSERT_EQ(on.outputs.size(), 3u);
+  ASSERT_EQ(off.outputs.size(), 3u);
+  for (size_t o = 0; o < 3; ++o) expect_close(on.outputs[o], off.outputs[o], "output " + std::to_string(o));
+  EXPECT_EQ(off.model->blocked_marked(), 0u);
+  EXPECT_GT(on.model->blocked_marked(), 0u);
+  // Every intermediate, read back through the recorded blocks, is the plain run's.
+  EXPECT_EQ(off.rec.blocked, 0);
+  if (kernels::cpu::channel_block() > 0) {
+    EXPECT_GT(on.rec.blocked, 0);
+  }
+  ASSERT_EQ(on.rec.seen.size(), off.rec.seen.size());
+  for (const auto& [name, v] : off.rec.seen) {
+    ASSERT_TRUE(on.rec.seen.count(name)) << name;
+    expect_close(on.rec.seen.at(name), v, name);
+  }
+}
+
+// The marks, by the node that writes / reads each value.
+TEST_P(LayoutPass, MarksOnlyWhatAllReadersHandle) {
+  auto g = network();
+  std::unique_ptr<CompiledModel> m;
+  Status st = CompiledModel::compile(g, CompileOptions(), &m);
+  ASSERT_TRUE(st.ok()) << st.message();
+  std::map<std::string, const CompiledNode*> by_name;
+  for (const CompiledNode& cn : m->nodes()) by_name[cn.node->name] = &cn;
+  auto node = [&](const std::string& n) -> const CompiledNode& {
+    EXPECT_TRUE(by_name.count(n)) << n;
+    return by_name.count(n) ? *by_name.at(n) : m->nodes().front();
+  };
+  auto out_marked = [&](const std::string& n) {
+    auto o = node(n).node->attrs.get_ints(kernels::cpu::kBlockedOutputsAttr);
+    return o && *o == std::vector<int64_t>{0};
+  };
+  auto in_marks = [&](const std::string& n) {
+    return node(n).node->attrs.get_ints(kernels::cpu::kBlockedInputsAttr).value_or(std::vector<int64_t>{});
+  };
+  // Fused away: relu1 (into conv1), add3 + relu3 (into conv3), sig4 (into conv4).
+  EXPECT_FALSE(by_name.count("relu1"));
+  EXPECT_FALSE(by_name.count("add3"));
+  EXPECT_TRUE(out_marked("conv1"));
+  EXPECT_EQ(in_marks("conv1"), std::vector<int64_t>{});  // x: a graph input
+  EXPECT_TRUE(out_marked("conv2"));
+  EXPECT_TRUE(out_marked("maxpool"));
+  EXPECT_EQ(in_marks("maxpool"), std::vector<int64_t>{0});
+  EXPECT_EQ(in_marks("conv3a"), std::vector<int64_t>{0});
+  EXPECT_EQ(in_marks("conv3"), (std::vector<int64_t>{0, 3}));  // x and the fused residual
+  EXPECT_TRUE(out_marked("conv3"));
+  EXPECT_FALSE(out_marked("conv4"));  // read by the Reshape
+  EXPECT_EQ(in_marks("conv5"), std::vector<int64_t>{});
+  EXPECT_FALSE(out_marked("conv5"));  // a graph output
+  EXPECT_EQ(in_marks("avgpool"), std::vector<int64_t>{});
+  EXPECT_TRUE(out_marked("avgpool"));
+  EXPECT_TRUE(out_marked("conv6"));  // 12 channels: marked, plain unless the block divides 12
+  EXPECT_TRUE(out_marked("conv7"));
+  EXPECT_TRUE(out_marked("conv8"));
+  EXPECT_TRUE(out_marked("add9"));
+  EXPECT_TRUE(out_marked("abs"));
+  EXPECT_EQ(in_marks("neg"), std::vector<int64_t>{0});
+  EXPECT_EQ(in_marks("add9"), (std::vector<int64_t>{0, 1}));
+  EXPECT_TRUE(out_marked("avgpool2"));
+  EXPECT_EQ(in_marks("avgpool2"), std::vector<int64_t>{0});
+  EXPECT_EQ(in_marks("gap"), std::vector<int64_t>{0});
+  EXPECT_FALSE(out_marked("gap"));  // a graph output
+  // The recorded blocks follow the one predicate: blocked when C % block == 0.
+  const int64_t b = kernels::cpu::channel_block();
+  auto expect_block = [&](const std::string& n, int64_t channels) {
+    const int64_t want = b && channels % b == 0 ? b : 0;
+    EXPECT_EQ(node(n).output_blocks.at(0), want) << n;
+  };
+  expect_block("conv1", 16);
+  expect_block("conv6", 12);
+  expect_block("add9", 16);
+  EXPECT_EQ(node("conv5").output_blocks.at(0), 0);
+  EXPECT_EQ(node("conv6").input_blocks.at(0), node("avgpool").output_blocks.at(0));
+  // Compiling the marked graph again (an .om read back) gives the same marks;
+  // compiling it with the pass off removes them.
+  const size_t marked = m->blocked_marked();
+  std::unique_ptr<CompiledModel> again;
+  ASSERT_TRUE(CompiledModel::compile(g, CompileOptions(), &again).ok());
+  EXPECT_EQ(again->blocked_marked(), marked);
+  CompileOptions off;
+  off.blocked_layouts = false;
+  ASSERT_TRUE(CompiledModel::compile(g, off, &again).ok());
+  for (const CompiledNode& cn : again->nodes()) {
+    EXPECT_FALSE(cn.node->attrs.has(kernels::cpu::kBlockedInputsAttr)) << cn.node->name;
+    EXPECT_FALSE(cn.node->attrs.has(kernels::cpu::kBlockedOutputsAttr)) << cn.node->name;
+  }
+}
+
+// Weights that are not constants (a graph input): the Conv builds its
+// primitive at the first run, in the layouts it was compiled for.
+TEST_P(LayoutPass, ConvWithRuntimeWeights) {
+  std::vector<std::vector<float>> outs[2];
+  for (int on = 0; on < 2; ++on) {
+    Builder b;
+    Value* x = b.input("x", {1, 16, 7, 9});
+    Value* w = b.input("w", {16, 16, 3, 3});
+    Value* c1 = b.conv("conv1", x, 16, 16, 3);
+    Value* c2 = nullptr;
+    Node* n = b.node("conv2", "Conv", {c1, w}, &c2);
+    n->attrs.set("pads", ints({1, 1, 1, 1}));
+    b.output(b.op("gap", "GlobalAveragePool", {b.conv("conv3", c2, 16, 16, 1)}));
+    CompileOptions opt;
+    opt.blocked_layouts = on != 0;
+    std::unique_ptr<CompiledModel> cm;
+    Status st = CompiledModel::compile(b.g, opt, &cm);
+    ASSERT_TRUE(st.ok()) << st.message();
+    for (const CompiledNode& cn : cm->nodes())
+      if (cn.node->name == "conv2") EXPECT_EQ(cn.output_blocks.at(0), on ? kernels::cpu::channel_block() : 0);
+    Executor e(std::shared_ptr<const CompiledModel>(std::move(cm)));
+    std::vector<float> xv = random_input(16 * 63), wv = random_input(16 * 16 * 9);
+    for (float& v : wv) v *= 0.1f;
+    for (int rep = 0; rep < 2; ++rep) {  // the second run reuses the entry built by the first
+      std::vector<kernels::Tensor> out;
+      st = e.run({kernels::Tensor{DType::kFloat32, {1, 16, 7, 9}, xv.data()},
+                  kernels::Tensor{DType::kFloat32, {16, 16, 3, 3}, wv.data()}}, &out);
+      ASSERT_TRUE(st.ok()) << st.message();
+      outs[on].emplace_back(out[0].as<float>(), out[0].as<float>() + out[0].elements());
+    }
+  }
+  for (size_t i = 0; i < outs[0].size(); ++i) expect_close(outs[1][i], outs[0][i], "run " + std::to_string(i));
+}
+
+// A Gemm (after Flatten) and a broadcasting Mul are not blocked readers.
+TEST(LayoutMarks, LeavesOtherReadersPlain) {
+  Builder b;
+  Value* x = b.input("x", {1, 8, 6, 6});
+  Value* c = b.conv("conv", x, 8, 16, 3);
+  Value* m = b.op("mul", "Mul", {c, b.constant({1, 16, 1, 1}, 1.f)});  // broadcast: not same-shape
+  Value* f = nullptr;
+  b.node("flatten", "Flatten", {b.conv("conv2", m, 16, 16, 1)}, &f);
+  b.output(b.op("gemm", "Gemm", {f, b.constant({16 * 36, 4}, 0.1f)}));
+  std::unique_ptr<CompiledModel> cm;
+  Status st = CompiledModel::compile(b.g, CompileOptions(), &cm);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(cm->blocked_marked(), 0u);
+}
+
+// float32 pooling (oneDNN where it matches) against the reference loops
+// (float64 always takes them), plain and with C a multiple of the block.
+struct PoolCase {
+  const char* op;
+  std::vector<int64_t> x, kernel, strides, pads, dilations;
+  int64_t ceil_mode = 0, count_include_pad = 0;
+  const char* auto_pad = "NOTSET";
+};
+
+std::vector<double> run_pool(const PoolCase& k, DType dt, const std::vector<double>& xv, bool* ok) {
+  auto g = std::make_shared<Graph>();
+  g->opsets()[""] = 19;
+  Value* x = g->add_value("x", graph::TensorType{dt, graph::Shape(k.x.begin(), k.x.end())});
+  x->is_graph_input = true;
+  g->inputs().push_back(x);
+  Value* y = g->add_value("y");
+  Node* n = g->add_node("pool", k.op, {x}, {y}, "", 19);
+  n->attrs.set("kernel_shape", ints(k.kernel));
+  if (!k.strides.empty()) n->attrs.set("strides", ints(k.strides));
+  if (!k.pads.empty()) n->attrs.set("pads", ints(k.pads));
+  if (!k.dilations.empty()) n->attrs.set("dilations", ints(k.dilations));
+  n->attrs.set("ceil_mode", one(k.ceil_mode));
+  if (std::string(k.op) == "AveragePool") n->attrs.set("count_include_pad", one(k.count_include_pad));
+  n->attrs.set("auto_pad", str(k.auto_pad));
+  y->is_graph_output = true;
+  g->outputs().push_back(y);
+  std::unique_ptr<CompiledModel> m;
+  Status st = CompiledModel::compile(g, CompileOptions(), &m);
+  *ok = st.ok();
+  if (!st.ok()) {
+    ADD_FAILURE() << st.message();
+    return {};
+  }
+  Executor e(std::shared_ptr<const CompiledModel>(std::move(m)));
+  std::vector<float> xf(xv.begin(), xv.end());
+  std::vector<kernels::Tensor> out;
+  st = dt == DType::kFloat32 ? e.run({kernels::Tensor{dt, k.x, xf.data()}}, &out)
+                             : e.run({kernels::Tensor{dt, k.x, const_cast<double*>(xv.data())}}, &out);
+  *ok = st.ok();
+  if (!st.ok()) {
+    ADD_FAILURE() << st.message();
+    return {};
+  }
+  if (dt == DType::kFloat32) return std::vector<double>(out[0].as<float>(), out[0].as<float>() + out[0].elements());
+  return std::vector<double>(out[0].as<double>(), out[0].as<double>() + out[0].elements());
+}
+
+TEST(Pooling, Float32MatchesReference) {
+  const std::vector<PoolCase> cases = {
+      {"MaxPool", {1, 16, 11, 11}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}},
+      {"MaxPool", {1, 16, 11, 10}, {3, 3}, {2, 2}, {0, 1, 1, 0}, {}, 1},
+      {"MaxPool", {2, 3, 9, 9}, {2, 2}, {2, 2}, {}, {}, 1},
+      {"MaxPool", {1, 8, 12, 13}, {3, 2}, {1, 2}, {2, 0, 2, 1}, {2, 2}},
+      {"MaxPool", {1, 16, 10, 10}, {3, 3}, {3, 3}, {}, {}, 0, 0, "SAME_UPPER"},
+      {"MaxPool", {1, 8, 20}, {4}, {3}, {1, 2}, {}, 1},
+      {"MaxPool", {1, 8, 5, 6, 7}, {2, 3, 2}, {2, 1, 2}, {0, 1, 1, 1, 0, 0}, {}, 1},
+      {"MaxPool", {1, 8, 6, 6}, {1, 1}, {2, 2}, {2, 2, 2, 2}, {}},  // windows wholly in padding: the reference
+      {"AveragePool", {1, 16, 11, 11}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 0, 1},
+      {"AveragePool", {1, 16, 11, 11}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 0, 0},
+      {"AveragePool", {1, 16, 12, 12}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 1, 1},  // past the explicit pad
+      {"AveragePool", {1, 16, 12, 12}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {}, 1, 0},
+      {"AveragePool", {1, 8, 13, 13}, {3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}, 0, 1},
+      {"AveragePool", {1, 8, 13, 13}, {3, 3}, {1, 1}, {2, 2, 2, 2}, {2, 2}, 0, 0},
+      {"AveragePool", {2, 5, 7, 9}, {2, 3}, {2, 2}, {}, {}, 0, 0, "SAME_LOWER"},
+      {"AveragePool", {1, 8, 17}, {3}, {2}, {1, 1}, {}, 1, 1},
+      {"AveragePool", {1, 16, 4, 5, 6}, {2, 2, 3}, {1, 2, 2}, {1, 0, 1, 0, 1, 1}, {}, 0, 0},
+  };
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> ud(-2.f, 2.f);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const PoolCase& k = cases[i];
+    int64_t count = 1;
+    for (int64_t d : k.x) count *= d;
+    std::vector<double> xv(static_cast<size_t>(count));
+    for (double& v : xv) v = static_cast<double>(ud(rng));  // float-representable
+    bool ok32 = false, ok64 = false;
+    const std::vector<double> got = run_pool(k, DType::kFloat32, xv, &ok32);
+    const std::vector<double> want = run_pool(k, DType::kFloat64, xv, &ok64);
+    ASSERT_TRUE(ok32 && ok64) << "case " << i;
+    ASSERT_EQ(got.size(), want.size()) << "case " << i;
+    for (size_t j = 0; j < want.size(); ++j) {
+      if (std::isinf(want[j])) {
+        EXPECT_EQ(got[j], want[j]) << "case " << i << " at " << j;
+        continue;
+      }
+      ASSERT_NEAR(got[j], want[j], 1e-5 + 1e-5 * std::fabs(want[j])) << "case " << i << " (" << k.op << ") at " << j;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace openacl::model
