@@ -315,8 +315,11 @@ TEST_P(LayoutPass, ConvWithRuntimeWeights) {
     std::unique_ptr<CompiledModel> cm;
     Status st = CompiledModel::compile(b.g, opt, &cm);
     ASSERT_TRUE(st.ok()) << st.message();
-    for (const CompiledNode& cn : cm->nodes())
-      if (cn.node->name == "conv2") EXPECT_EQ(cn.output_blocks.at(0), on ? kernels::cpu::channel_block() : 0);
+    for (const CompiledNode& cn : cm->nodes()) {
+      if (cn.node->name == "conv2") {
+        EXPECT_EQ(cn.output_blocks.at(0), on ? kernels::cpu::channel_block() : 0);
+      }
+    }
     Executor e(std::shared_ptr<const CompiledModel>(std::move(cm)));
     std::vector<float> xv = random_input(16 * 63), wv = random_input(16 * 16 * 9);
     for (float& v : wv) v *= 0.1f;
