@@ -20,12 +20,6 @@
 #include <stdlib.h>
 
 __attribute__((constructor)) static void openacl_omp_defaults(void) {
-#if defined(__SANITIZE_THREAD__)
-  /* Under ThreadSanitizer this runs before the sanitizer's runtime has
-   * initialised (it is listed after it too), and its getenv/setenv
-   * interceptors crash there: TSan builds keep libgomp's defaults. */
-  return;
-#endif
   if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT")) return;
   const char* mine = getenv("OPENACL_OMP_SPINCOUNT");
   setenv("GOMP_SPINCOUNT", mine && *mine ? mine : "10000", 1);
