@@ -33,8 +33,10 @@ OPENACL_WINO_INLINE v8 ld(const float* p) {
 OPENACL_WINO_INLINE void st(float* p, const v8& v) { std::memcpy(p, &v, sizeof v); }
 
 // The hot loops are compiled twice: for x86-64-v3 (AVX2, FMA) and a baseline,
-// picked at load time, so the library itself keeps the baseline ISA.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// picked at load time, so the library itself keeps the baseline ISA. Not
+// under ThreadSanitizer: the clones' ifunc resolvers run while the library is
+// relocated, before TSan's runtime is up, and its instrumentation crashes there.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define OPENACL_WINO_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define OPENACL_WINO_CLONES
