@@ -143,6 +143,31 @@ TEST(ConvWinograd, AppliesOnlyWhereItShould) {
   EXPECT_FALSE(WinogradConv::applies(narrow));  // the first layer of a CNN
 }
 
+TEST(ConvWinograd, MakeRefusesWhatItCannotCompute) {
+  const WindowGeom g = geom({1, 32, 48, 9, 9, 1, 1, 1, 1});
+  std::vector<float> w(static_cast<size_t>(48 * 32 * 9), 0.1f);
+  EXPECT_TRUE(WinogradConv::make(g, w.data(), nullptr));
+  EXPECT_FALSE(WinogradConv::make(g, nullptr, nullptr));  // no weights
+  WindowGeom s = g;
+  s.s[1] = 2;
+  EXPECT_FALSE(WinogradConv::make(s, w.data(), nullptr));  // strided
+  WindowGeom k = g;
+  k.k[2] = 5;
+  EXPECT_FALSE(WinogradConv::make(k, w.data(), nullptr));  // not 3x3
+  WindowGeom p = g;
+  p.pb[1] = 3;
+  EXPECT_FALSE(WinogradConv::make(p, w.data(), nullptr));  // a top pad the padded plane cannot hold
+  WindowGeom e = g;
+  e.N = 0;
+  EXPECT_FALSE(WinogradConv::make(e, w.data(), nullptr));  // empty
+  EXPECT_FALSE(WinogradConv::make(g, w.data(), nullptr, 12, 0));  // not a block size
+  EXPECT_FALSE(WinogradConv::make(g, w.data(), nullptr, 0, 32));  // 32 is not a block size either
+  WindowGeom c = geom({1, 36, 48, 9, 9, 1, 1, 1, 1});
+  std::vector<float> wc(static_cast<size_t>(48 * 36 * 9), 0.1f);
+  EXPECT_FALSE(WinogradConv::make(c, wc.data(), nullptr, 8, 0));   // 36 channels are not blocks of 8
+  EXPECT_TRUE(WinogradConv::make(c, wc.data(), nullptr, 0, 16));  // 48 are blocks of 16
+}
+
 }  // namespace
 }  // namespace openacl::kernels::cpu
 

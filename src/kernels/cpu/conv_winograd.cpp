@@ -130,7 +130,19 @@ void output_tiles(const OutGeo& g, const float* m, const float* bias, float* y, 
 }
 
 inline int64_t round8(int64_t v) { return (v + 7) / 8 * 8; }
-inline size_t align64(size_t n) { return (n + 63) / 64 * 64; }
+using dnnl_util::align64;
+
+// The geometry F(4x4, 3x3) computes: 2-D, one group, 3x3, stride 1, no
+// dilation, top/left pads of at most 2 (the padded input plane holds them).
+bool geometry_ok(const WindowGeom& g) {
+  if (g.nsp != 2 || g.G != 1 || g.N < 1 || g.C < 1 || g.M < 1 || g.out[1] < 1 || g.out[2] < 1) return false;
+  if (g.k[1] != 3 || g.k[2] != 3 || g.s[1] != 1 || g.s[2] != 1 || g.d[1] != 1 || g.d[2] != 1) return false;
+  return g.pb[1] >= 0 && g.pb[2] >= 0 && g.pe[1] >= 0 && g.pe[2] >= 0 && g.pb[1] <= 2 && g.pb[2] <= 2;
+}
+
+bool block_ok(int block, int64_t channels) {
+  return block == 0 || ((block == 8 || block == 16) && channels % block == 0);
+}
 
 }  // namespace
 
@@ -139,9 +151,7 @@ bool WinogradConv::applies(const WindowGeom& g) {
     const char* e = std::getenv("OPENACL_CONV_WINOGRAD");
     return !(e && std::strcmp(e, "0") == 0);
   }();
-  if (!enabled || g.nsp != 2 || g.G != 1) return false;
-  if (g.k[1] != 3 || g.k[2] != 3 || g.s[1] != 1 || g.s[2] != 1 || g.d[1] != 1 || g.d[2] != 1) return false;
-  if (g.pb[1] < 0 || g.pb[2] < 0 || g.pe[1] < 0 || g.pe[2] < 0 || g.pb[1] > 2 || g.pb[2] > 2) return false;
+  if (!enabled || !geometry_ok(g)) return false;
   // The products are [tiles x C] x [C x M] matrices: with few tiles or narrow
   // channels the transforms cost more than the multiplies they save.
   const int64_t tiles = g.N * ((g.out[1] + 3) / 4) * ((g.out[2] + 3) / 4);
@@ -152,6 +162,7 @@ bool WinogradConv::applies(const WindowGeom& g) {
 
 std::shared_ptr<const WinogradConv> WinogradConv::make(const WindowGeom& g, const float* w, const float* b,
                                                        int src_block, int dst_block) {
+  if (!w || !geometry_ok(g) || !block_ok(src_block, g.C) || !block_ok(dst_block, g.M)) return nullptr;
   std::shared_ptr<WinogradConv> e(new WinogradConv());
   e->N_ = g.N, e->C_ = g.C, e->M_ = g.M, e->H_ = g.in[1], e->W_ = g.in[2], e->OH_ = g.out[1], e->OW_ = g.out[2];
   e->pt_ = g.pb[1], e->pl_ = g.pb[2];

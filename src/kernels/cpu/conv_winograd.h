@@ -34,8 +34,10 @@ class WinogradConv {
   // environment turns it off (for comparisons).
   static bool applies(const WindowGeom& g);
 
-  // w: [M, C, 3, 3] float32 (constant), b: [M] or nullptr. Returns nullptr
-  // when oneDNN declines the batched matmul.
+  // w: [M, C, 3, 3] float32 (constant), b: [M] or nullptr; src_block /
+  // dst_block 0, 8 or 16 (a blocked side needs its channels a multiple of it).
+  // Returns nullptr for anything else (no w, a geometry F(4x4, 3x3) does not
+  // compute, a bad block) and when oneDNN declines the batched matmul.
   static std::shared_ptr<const WinogradConv> make(const WindowGeom& g, const float* w, const float* b,
                                                   int src_block = 0, int dst_block = 0);
 
