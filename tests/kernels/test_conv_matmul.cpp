@@ -244,6 +244,33 @@ TEST(MatMul, BroadcastAndConstantB) {
   }
 }
 
+// A constant B whose rows are a multiple of 4 KiB apart (N = 1024 floats) is
+// stored transposed at build (matmul.cpp); results must not change, whether
+// A's batch is folded into M or B is batched.
+TEST(MatMul, ConstantBWithPageMultipleRows) {
+  for (auto [ba, bb] : {std::pair<int64_t, int64_t>{2, 1}, {1, 1}, {2, 2}}) {
+    const int64_t M = 3, K = 9, N = 1024;
+    const std::vector<float> a = random_floats(ba * M * K, 7), b = random_floats(bb * K * N, 8);
+    const std::vector<double> want = naive_matmul(a, b, ba, bb, M, K, N);
+    OpSpec spec;
+    spec.op_type = "MatMul";
+    spec.constant_inputs = {1};
+    OpRun r = run_op(spec, {tensor<float>({ba, M, K}, a), tensor<float>({bb, K, N}, b)});
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    expect_near(values<float>(r.outputs[0]), want, 1e-5, "matmul N=1024");
+  }
+  // Gemm without transB takes the same route.
+  const int64_t M = 2, K = 5, N = 2048;
+  const std::vector<float> a = random_floats(M * K, 9), b = random_floats(K * N, 10);
+  const std::vector<double> want = naive_matmul(a, b, 1, 1, M, K, N);
+  OpSpec spec;
+  spec.op_type = "Gemm";
+  spec.constant_inputs = {1};
+  OpRun r = run_op(spec, {tensor<float>({M, K}, a), tensor<float>({K, N}, b)});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  expect_near(values<float>(r.outputs[0]), want, 1e-5, "gemm N=2048");
+}
+
 TEST(MatMul, OneDimensionalOperandsAndTypes) {
   OpRun r = run_op("MatMul", {tensor<float>({3}, {1, 2, 3}), tensor<float>({3}, {4, 5, 6})});
   ASSERT_TRUE(r.status.ok()) << r.status.message();
