@@ -32,15 +32,6 @@ OPENACL_WINO_INLINE v8 ld(const float* p) {
 }
 OPENACL_WINO_INLINE void st(float* p, const v8& v) { std::memcpy(p, &v, sizeof v); }
 
-// The hot loops are compiled twice: for x86-64-v3 (AVX2, FMA) and a baseline,
-// picked at load time, so the library itself keeps the baseline ISA. Not
-// under ThreadSanitizer: the clones' ifunc resolvers run while the library is
-// relocated, before TSan's runtime is up, and its instrumentation crashes there.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-#define OPENACL_WINO_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define OPENACL_WINO_CLONES
-#endif
 
 // One 6-point B^T transform: out[k] = sum_r BT[k][r] * d[r], d read with stride.
 OPENACL_WINO_INLINE void bt6(const v8* d, int stride, v8* out, int ostride) {
@@ -70,7 +61,7 @@ struct Geo {
 };
 
 // V[k][t][c] for tiles [t0, t1) and all channel blocks; p: [N][Cb][Hp][Wp][8].
-OPENACL_WINO_CLONES
+OPENACL_AVX2_CLONES
 void input_tiles(const Geo& g, const float* p, float* v, int64_t t0, int64_t t1) {
   v8 d[36], tmp[36], out[36];
   for (int64_t t = t0; t < t1; ++t) {
@@ -99,7 +90,7 @@ OPENACL_WINO_INLINE int64_t out_index(const OutGeo& g, int64_t n, int64_t oc, in
 }
 
 // Y for tiles [t0, t1): m [36][T][Mp] -> y (+ bias, + residual).
-OPENACL_WINO_CLONES
+OPENACL_AVX2_CLONES
 void output_tiles(const OutGeo& g, const float* m, const float* bias, float* y, const float* res, const Activation* act,
                   int64_t t0, int64_t t1) {
   v8 a[36], tmp[24], o[16];

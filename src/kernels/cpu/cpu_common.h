@@ -19,6 +19,16 @@
 #include "base/fp16.h"
 #include "kernels/kernel.h"
 
+// Hot loops compiled twice, for x86-64-v3 (AVX2, FMA) and the baseline, one
+// picked at load time, so the library itself keeps the baseline ISA. Not
+// under ThreadSanitizer: the clones' ifunc resolvers run while the library is
+// relocated, before TSan's runtime is up, and its instrumentation crashes there.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
+#define OPENACL_AVX2_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define OPENACL_AVX2_CLONES
+#endif
+
 namespace openacl::kernels::cpu {
 
 // Storage types for the 16-bit floats.

@@ -22,25 +22,39 @@ enum class Mode { kSoftmax, kLog, kHard };
 // NaN stays NaN.
 typedef float V4f __attribute__((vector_size(16)));
 typedef int32_t V4i __attribute__((vector_size(16)));
+// 8-lane vectors are only ever used inline (softmax_row_f32): the ABI note
+// about passing them by value in the baseline clone does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float V8f __attribute__((vector_size(32)));
+typedef int32_t V8i __attribute__((vector_size(32)));
 
-inline V4f exp4(V4f x) {
-  const V4f lo = V4f{} - 87.33654f, hi = V4f{} + 88.37626f;
-  V4f c = x < lo ? lo : x;
+template <class V, class VI>
+inline __attribute__((always_inline)) V expv(V x) {
+  const V lo = V{} - 87.33654f, hi = V{} + 88.37626f;
+  V c = x < lo ? lo : x;
   c = c > hi ? hi : c;
-  const V4f n = (c * 1.44269504088896341f + 12582912.f) - 12582912.f;  // round(c / ln2)
-  V4f r = c - n * 0.693359375f;
+  const V n = (c * 1.44269504088896341f + 12582912.f) - 12582912.f;  // round(c / ln2)
+  V r = c - n * 0.693359375f;
   r = r + n * 2.12194440e-4f;
-  V4f p = V4f{} + 1.9875691500e-4f;
+  V p = V{} + 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.f;
-  const V4i bits = (__builtin_convertvector(n, V4i) + 127) << 23;
-  V4f e = p * (V4f)bits;  // vector cast: a bit reinterpretation
-  e = x < lo ? V4f{} : e;
+  const VI bits = (__builtin_convertvector(n, VI) + 127) << 23;
+  V e = p * (V)bits;  // vector cast: a bit reinterpretation
+  e = x < lo ? V{} : e;
   return x != x ? x : e;
+}
+
+inline V4f exp4(V4f x) { return expv<V4f, V4i>(x); }
+
+inline __attribute__((always_inline)) V8f ld8(const float* p) {
+  V8f v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
 }
 
 inline float exp1(float x) { return exp4(V4f{} + x)[0]; }
@@ -58,24 +72,6 @@ inline V4f load4(const float* p) {
 }
 inline void store4(float* p, V4f v) { std::memcpy(p, &v, sizeof v); }
 
-// y[i] = exp(x[i] - m) (y may be null: sum only); returns the sum.
-inline float exp_row(const float* x, float m, float* y, int64_t n) {
-  V4f acc = {};
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const V4f e = exp4(load4(x + i) - m);
-    if (y) store4(y + i, e);
-    acc += e;
-  }
-  float s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-  for (; i < n; ++i) {
-    const float e = exp1(x[i] - m);
-    if (y) y[i] = e;
-    s += e;
-  }
-  return s;
-}
-
 // y[j] = exp(x[j] - m[j]); s[j] += y[j] (y may be null).
 inline void exp_lanes(const float* x, const float* m, float* y, float* s, int64_t n) {
   int64_t j = 0;
@@ -88,6 +84,40 @@ inline void exp_lanes(const float* x, const float* m, float* y, float* s, int64_
     const float e = exp1(x[j] - m[j]);
     if (y) y[j] = e;
     s[j] += e;
+  }
+}
+
+// One contiguous float32 row of Softmax (log_mode false) or LogSoftmax,
+// 8 lanes at a time (AVX2 where the CPU has it). y may be x.
+OPENACL_AVX2_CLONES void softmax_row_f32(const float* x, float* y, int64_t n, bool log_mode) {
+  // The max ignores NaN (as std::max does); a NaN input still makes the row NaN via its exp.
+  V8f mv = V8f{} - std::numeric_limits<float>::infinity();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const V8f v = ld8(x + i);
+    mv = v > mv ? v : mv;
+  }
+  float m = mv[0];
+  for (int l = 1; l < 8; ++l) m = std::max(m, mv[l]);
+  for (; i < n; ++i) m = std::max(m, x[i]);
+  V8f acc = {};
+  for (i = 0; i + 8 <= n; i += 8) {
+    const V8f e = expv<V8f, V8i>(ld8(x + i) - m);
+    if (!log_mode) std::memcpy(y + i, &e, sizeof e);
+    acc += e;
+  }
+  float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  for (; i < n; ++i) {
+    const float e = exp1(x[i] - m);
+    if (!log_mode) y[i] = e;
+    s += e;
+  }
+  if (!log_mode) {
+    const float inv = 1.f / s;
+    for (i = 0; i < n; ++i) y[i] *= inv;
+  } else {
+    const float sub = m + std::log(s);
+    for (i = 0; i < n; ++i) y[i] = x[i] - sub;
   }
 }
 
@@ -107,40 +137,33 @@ void row_contiguous(const T* x, T* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = store<T>(C(i == at ? 1 : 0));
     return;
   } else {
-    C m = -std::numeric_limits<C>::infinity();
-#pragma omp simd reduction(max : m)
-    for (int64_t i = 0; i < n; ++i) m = std::max(m, static_cast<C>(load(x[i])));
-    C s = 0;
     if constexpr (std::is_same_v<T, float>) {
-      // Softmax keeps exp(x - max) in y, then scales: one exp per element.
-      s = exp_row(x, m, M == Mode::kSoftmax ? y : nullptr, n);
-      if constexpr (M == Mode::kSoftmax) {
+      softmax_row_f32(x, y, n, M == Mode::kLog);  // one exp per element, kept in y
+      return;
+    } else {
+      C m = -std::numeric_limits<C>::infinity();
+#pragma omp simd reduction(max : m)
+      for (int64_t i = 0; i < n; ++i) m = std::max(m, static_cast<C>(load(x[i])));
+      C s = 0;
+      if constexpr (M == Mode::kSoftmax && std::is_same_v<T, C>) {
+        for (int64_t i = 0; i < n; ++i) {
+          const C e = vexp(x[i] - m);
+          y[i] = e;
+          s += e;
+        }
         const C inv = C(1) / s;
 #pragma omp simd
         for (int64_t i = 0; i < n; ++i) y[i] *= inv;
       } else {
-        const C sub = m + std::log(s);
-#pragma omp simd
-        for (int64_t i = 0; i < n; ++i) y[i] = x[i] - sub;
-      }
-    } else if constexpr (M == Mode::kSoftmax && std::is_same_v<T, C>) {
-      for (int64_t i = 0; i < n; ++i) {
-        const C e = vexp(x[i] - m);
-        y[i] = e;
-        s += e;
-      }
-      const C inv = C(1) / s;
-#pragma omp simd
-      for (int64_t i = 0; i < n; ++i) y[i] *= inv;
-    } else {
 #pragma omp simd reduction(+ : s)
-      for (int64_t i = 0; i < n; ++i) s += vexp(static_cast<C>(load(x[i])) - m);
-      if constexpr (M == Mode::kSoftmax) {
-        const C inv = C(1) / s;
-        for (int64_t i = 0; i < n; ++i) y[i] = store<T>(vexp(static_cast<C>(load(x[i])) - m) * inv);
-      } else {
-        const C sub = m + std::log(s);
-        for (int64_t i = 0; i < n; ++i) y[i] = store<T>(static_cast<C>(load(x[i])) - sub);
+        for (int64_t i = 0; i < n; ++i) s += vexp(static_cast<C>(load(x[i])) - m);
+        if constexpr (M == Mode::kSoftmax) {
+          const C inv = C(1) / s;
+          for (int64_t i = 0; i < n; ++i) y[i] = store<T>(vexp(static_cast<C>(load(x[i])) - m) * inv);
+        } else {
+          const C sub = m + std::log(s);
+          for (int64_t i = 0; i < n; ++i) y[i] = store<T>(static_cast<C>(load(x[i])) - sub);
+        }
       }
     }
   }
