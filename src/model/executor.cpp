@@ -107,6 +107,20 @@ Status Executor::prepare() {
       const int id = m.value_id(b.value);
       if (id >= 0) tensors_[id].data = static_cast<char*>(arena_) + b.offset;
     }
+    output_arena_.assign(m.output_ids().size(), nullptr);
+    std::vector<bool> in_work(m.values().size(), false);
+    for (const planner::Buffer& b : plan.work) {
+      const int id = m.value_id(b.value);
+      if (id >= 0) in_work[id] = true;
+    }
+    std::vector<bool> seen(m.values().size(), false);
+    for (size_t i = 0; i < m.output_ids().size(); ++i) {
+      const int id = m.output_ids()[i];
+      if (id < 0 || seen[id]) continue;
+      seen[id] = true;
+      const Value* v = m.values()[id];
+      if (in_work[id] && !v->constant && !v->is_graph_input && v->producer) output_arena_[i] = tensors_[id].data;
+    }
     for (const CompiledNode& cn : m.nodes()) {
       std::vector<const kernels::Tensor*> ins;
       std::vector<kernels::Tensor*> outs;
@@ -144,18 +158,25 @@ Status Executor::check_inputs(const std::vector<kernels::Tensor>& inputs) const 
 }
 
 Status Executor::run(const std::vector<kernels::Tensor>& inputs, std::vector<kernels::Tensor>* outputs,
-                     std::vector<NodeTiming>* timings, NodeObserver* observer) {
+                     std::vector<NodeTiming>* timings, NodeObserver* observer,
+                     const std::vector<void*>* output_into) {
   OPENACL_RETURN_IF_ERROR(prepare());
   OPENACL_RETURN_IF_ERROR(check_inputs(inputs));
   if (timings) timings->clear();
-  return model_->is_static() ? run_static(inputs, outputs, timings, observer)
+  return model_->is_static() ? run_static(inputs, outputs, timings, observer, output_into)
                               : run_dynamic(inputs, outputs, timings, observer);
 }
 
 Status Executor::run_static(const std::vector<kernels::Tensor>& inputs, std::vector<kernels::Tensor>* outputs,
-                            std::vector<NodeTiming>* timings, NodeObserver* observer) {
+                            std::vector<NodeTiming>* timings, NodeObserver* observer,
+                            const std::vector<void*>* output_into) {
   const CompiledModel& m = *model_;
   for (size_t i = 0; i < inputs.size(); ++i) tensors_[m.input_ids()[i]].data = inputs[i].data;
+  // Every run binds each redirectable output afresh: the caller's buffer or its arena place.
+  for (size_t i = 0; i < output_arena_.size(); ++i)
+    if (output_arena_[i])
+      tensors_[m.output_ids()[i]].data =
+          output_into && i < output_into->size() && (*output_into)[i] ? (*output_into)[i] : output_arena_[i];
   for (size_t i = 0; i < m.nodes().size(); ++i) {
     if (observer) observer->before_node(m.nodes()[i], tensors_);
     const int64_t t0 = timings || observer ? now_ns() : 0;

@@ -62,8 +62,17 @@ class Executor {
   // inputs: one per graph input, in order. *outputs: one per graph output.
   // timings: when non-null, one entry per executed node (wall time).
   // observer: when non-null, told before and after every node.
+  // output_into (static models): per graph output, a buffer to write it into
+  // instead of the work arena, or nullptr. Only outputs for which
+  // output_writable_in_place(i) holds are redirected; the caller checks sizes,
+  // alignment (the plan's) and that the buffers overlap no input or other output.
   Status run(const std::vector<kernels::Tensor>& inputs, std::vector<kernels::Tensor>* outputs,
-             std::vector<NodeTiming>* timings = nullptr, NodeObserver* observer = nullptr);
+             std::vector<NodeTiming>* timings = nullptr, NodeObserver* observer = nullptr,
+             const std::vector<void*>* output_into = nullptr);
+  // Static models: whether graph output i is a work buffer of its own (not a
+  // constant, a graph input, or a second name for an earlier output), which a
+  // node writes and which can therefore live in the caller's buffer instead.
+  bool output_writable_in_place(size_t i) const { return i < output_arena_.size() && output_arena_[i]; }
 
   const CompiledModel& model() const { return *model_; }
   // Bytes of work memory held (the arena, or the pool's blocks).
@@ -73,7 +82,7 @@ class Executor {
   class Pool;
   Status check_inputs(const std::vector<kernels::Tensor>& inputs) const;
   Status run_static(const std::vector<kernels::Tensor>& inputs, std::vector<kernels::Tensor>* outputs,
-                    std::vector<NodeTiming>* timings, NodeObserver* observer);
+                    std::vector<NodeTiming>* timings, NodeObserver* observer, const std::vector<void*>* output_into);
   Status run_dynamic(const std::vector<kernels::Tensor>& inputs, std::vector<kernels::Tensor>* outputs,
                      std::vector<NodeTiming>* timings, NodeObserver* observer);
 
@@ -81,6 +90,8 @@ class Executor {
   std::vector<kernels::Tensor> tensors_;  // by value id
   // Static: prebuilt contexts, one per node.
   std::vector<std::unique_ptr<kernels::KernelContext>> contexts_;
+  // Static: per graph output, its place in the arena (nullptr: not redirectable).
+  std::vector<void*> output_arena_;
   void* arena_ = nullptr;
   size_t arena_bytes_ = 0;
   bool external_arena_ = false;

@@ -143,6 +143,7 @@ Status read_model(const void* data, size_t size, const std::string& base_dir, Om
 struct LoadedModel::Runner {
   std::unique_ptr<Executor> executor;
   std::vector<kernels::Tensor> ins, outs;
+  std::vector<void*> into;  // per output: the caller's buffer it is written into, or nullptr
 };
 
 struct LoadedModel::Plan {
@@ -683,7 +684,29 @@ Status LoadedModel::run_on(Runner& r, const CompiledModel& cm, const std::vector
     }
   }
 
-  Status st = r.executor->run(r.ins, &r.outs, nullptr, observer);
+  // Outputs a node writes go straight into the caller's buffers when those
+  // are large enough, aligned like the arena and overlap nothing else given:
+  // no copy afterwards (LR-ASPP's 5.5 MB output: 0.5 ms a run).
+  const std::vector<void*>* into = nullptr;
+  if (cm.is_static()) {
+    r.into.assign(outputs.size(), nullptr);
+    auto overlaps = [](const IoBuffer& a, const IoBuffer& b) {
+      const auto a0 = reinterpret_cast<uintptr_t>(a.data), b0 = reinterpret_cast<uintptr_t>(b.data);
+      return a0 < b0 + b.size && b0 < a0 + a.size;
+    };
+    for (size_t o = 0; o < outputs.size() && o < cm.output_ids().size(); ++o) {
+      const IoBuffer& b = outputs[o];
+      if (!b.data || b.size == 0 || !r.executor->output_writable_in_place(o) ||
+          reinterpret_cast<uintptr_t>(b.data) % cm.plan().alignment != 0)
+        continue;
+      bool alone = true;
+      for (const IoBuffer& in : inputs) alone = alone && !(in.data && overlaps(b, in));
+      for (size_t k = 0; k < outputs.size(); ++k) alone = alone && (k == o || !outputs[k].data || !overlaps(b, outputs[k]));
+      if (alone) r.into[o] = b.data;
+    }
+    into = &r.into;
+  }
+  Status st = r.executor->run(r.ins, &r.outs, nullptr, observer, into);
   if (!st.ok()) return Status(code::kRtModelExecute, "model '" + info_.name + "' failed: " + st.message());
   for (size_t o = 0; o < r.outs.size(); ++o) {
     const size_t need = r.outs[o].bytes();
@@ -695,7 +718,8 @@ Status LoadedModel::run_on(Runner& r, const CompiledModel& cm, const std::vector
   }
   if (output_dims) output_dims->resize(r.outs.size());
   for (size_t o = 0; o < r.outs.size(); ++o) {
-    if (r.outs[o].bytes()) std::memmove(outputs[o].data, r.outs[o].data, r.outs[o].bytes());
+    if (r.outs[o].bytes() && outputs[o].data != r.outs[o].data)
+      std::memmove(outputs[o].data, r.outs[o].data, r.outs[o].bytes());
     if (output_dims) (*output_dims)[o] = r.outs[o].dims;
   }
   return Status::Ok();

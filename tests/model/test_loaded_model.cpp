@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <new>
 #include <thread>
 
@@ -330,6 +331,79 @@ TEST(LoadedModel, StaticExecutionAllocatesNothing) {
     EXPECT_EQ(g_news.load(), 0) << (gears ? "gear model" : "static model");
     for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(y[i], std::max(x[i], 0.0f));
   }
+}
+
+// y = relu(x), z = -y; outputs y, z and y again. y is also read by a later
+// node, so it must be complete where Neg reads it, wherever it lives.
+std::string relu_neg_om(int64_t rows) {
+  OmModel om;
+  om.graph = std::make_shared<Graph>();
+  Graph& g = *om.graph;
+  g.name = "relu_neg";
+  g.opsets()[""] = 17;
+  auto* x = g.add_value("x", TensorType{DType::kFloat32, Shape{Dim(rows), Dim(kIn)}});
+  x->is_graph_input = true;
+  g.inputs().push_back(x);
+  auto* y = g.add_value("y");
+  auto* z = g.add_value("z");
+  g.add_node("relu", "Relu", {x}, {y}, "", 17);
+  g.add_node("neg", "Neg", {y}, {z}, "", 17);
+  y->is_graph_output = true;
+  z->is_graph_output = true;
+  g.outputs() = {y, z, y};
+  EXPECT_TRUE(optimize(om.graph, CompileOptions()).ok());
+  std::string bytes;
+  EXPECT_TRUE(write_om(om, &bytes).ok());
+  return bytes;
+}
+
+// Records where each node's first output was written.
+class WhereWritten : public NodeObserver {
+ public:
+  void after_node(const CompiledNode& node, const std::vector<kernels::Tensor>& values, int64_t, int64_t) override {
+    where[node.node->op_type] = values[node.outputs[0]].data;
+  }
+  std::map<std::string, const void*> where;
+};
+
+// Outputs a node writes go straight into the caller's (aligned, separate)
+// buffers; a misaligned buffer, one that overlaps the input and a second
+// name for the same value get a copy. Every result is right either way.
+TEST(LoadedModel, OutputsWrittenInPlaceOnlyWhereSafe) {
+  constexpr int64_t kRows = 16;
+  auto m = load(relu_neg_om(kRows));
+  const size_t n = kRows * kIn, bytes = n * sizeof(float);
+  auto* mem = static_cast<float*>(std::aligned_alloc(64, 8 * bytes));
+  ASSERT_NE(mem, nullptr);
+  const std::vector<float> x0 = input(kRows);
+  auto check = [&](const float* y, const float* z, const float* y2, const char* what) {
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(y[i], std::max(x0[i], 0.0f)) << what << " y at " << i;
+      ASSERT_EQ(z[i], -std::max(x0[i], 0.0f)) << what << " z at " << i;
+      ASSERT_EQ(y2[i], std::max(x0[i], 0.0f)) << what << " second y at " << i;
+    }
+  };
+  float* x = mem;
+  float *y = mem + 2 * n, *z = mem + 4 * n, *y2 = mem + 6 * n;
+  std::copy(x0.begin(), x0.end(), x);
+  WhereWritten seen;
+  ASSERT_TRUE(m->execute({{x, bytes}}, {{y, bytes}, {z, bytes}, {y2, bytes}}, {}, nullptr, &seen).ok());
+  check(y, z, y2, "aligned");
+  EXPECT_EQ(seen.where["Relu"], y);
+  EXPECT_EQ(seen.where["Neg"], z);
+
+  // y one float off 64-byte alignment: written in the arena, then copied.
+  float* y_odd = mem + 2 * n + 1;
+  ASSERT_TRUE(m->execute({{x, bytes}}, {{y_odd, bytes}, {z, bytes}, {y2, bytes}}, {}, nullptr, &seen).ok());
+  check(y_odd, z, y2, "misaligned y");
+  EXPECT_NE(seen.where["Relu"], y_odd);
+  EXPECT_EQ(seen.where["Neg"], z);
+
+  // z in the input's own buffer: Relu still reads x before anything lands there.
+  ASSERT_TRUE(m->execute({{x, bytes}}, {{y, bytes}, {x, bytes}, {y2, bytes}}, {}, nullptr, &seen).ok());
+  check(y, x, y2, "z over x");
+  EXPECT_NE(seen.where["Neg"], x);
+  std::free(mem);
 }
 
 TEST(LoadedModel, ConcurrentExecutions) {
