@@ -13,28 +13,17 @@
 #include <unordered_map>
 
 #include "kernels/cpu/cpu_common.h"
+#include "kernels/cpu/simd8.h"
 
 namespace openacl::kernels::cpu {
 namespace {
 
-// Eight floats: the transforms work on 8 channels at once (AVX2 registers;
-// two SSE registers where AVX2 is missing).
-typedef float v8 __attribute__((vector_size(32)));
-// The helpers below are always inlined into the cloned loops, so no v8 ever
-// crosses a call: GCC's note about the AVX argument ABI does not apply.
-#pragma GCC diagnostic ignored "-Wpsabi"
-#define OPENACL_WINO_INLINE inline __attribute__((always_inline))
-
-OPENACL_WINO_INLINE v8 ld(const float* p) {
-  v8 v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-OPENACL_WINO_INLINE void st(float* p, const v8& v) { std::memcpy(p, &v, sizeof v); }
+// Eight floats (simd8.h): the transforms work on 8 channels at once.
+using v8 = v8f;
 
 
 // One 6-point B^T transform: out[k] = sum_r BT[k][r] * d[r], d read with stride.
-OPENACL_WINO_INLINE void bt6(const v8* d, int stride, v8* out, int ostride) {
+OPENACL_SIMD_INLINE void bt6(const v8* d, int stride, v8* out, int ostride) {
   const v8 d0 = d[0], d1 = d[stride], d2 = d[2 * stride], d3 = d[3 * stride], d4 = d[4 * stride],
            d5 = d[5 * stride];
   out[0] = 4.f * d0 - 5.f * d2 + d4;
@@ -46,7 +35,7 @@ OPENACL_WINO_INLINE void bt6(const v8* d, int stride, v8* out, int ostride) {
 }
 
 // One 6 -> 4 A^T transform.
-OPENACL_WINO_INLINE void at6(const v8* m, int stride, v8* out, int ostride) {
+OPENACL_SIMD_INLINE void at6(const v8* m, int stride, v8* out, int ostride) {
   const v8 m0 = m[0], m1 = m[stride], m2 = m[2 * stride], m3 = m[3 * stride], m4 = m[4 * stride],
            m5 = m[5 * stride];
   const v8 s12 = m1 + m2, d12 = m1 - m2, s34 = m3 + m4, d34 = m3 - m4;
@@ -69,12 +58,12 @@ void input_tiles(const Geo& g, const float* p, float* v, int64_t t0, int64_t t1)
     for (int64_t cb = 0; cb < g.Cb; ++cb) {
       const float* base = p + (((n * g.Cb + cb) * g.Hp + 4 * ti) * g.Wp + 4 * tj) * 8;
       for (int r = 0; r < 6; ++r)
-        for (int c = 0; c < 6; ++c) d[r * 6 + c] = ld(base + (r * g.Wp + c) * 8);
+        for (int c = 0; c < 6; ++c) d[r * 6 + c] = ld8(base + (r * g.Wp + c) * 8);
       for (int c = 0; c < 6; ++c) bt6(d + c, 6, tmp + c, 6);    // columns: tmp = B^T d
       for (int k = 0; k < 6; ++k) bt6(tmp + k * 6, 1, out + k * 6, 1);  // rows: out = tmp B
       float* dst = v + t * g.Cp + cb * 8;
       const int64_t plane = g.T * g.Cp;
-      for (int k = 0; k < 36; ++k) st(dst + k * plane, out[k]);
+      for (int k = 0; k < 36; ++k) st8(dst + k * plane, out[k]);
     }
   }
 }
@@ -84,7 +73,7 @@ struct OutGeo {
   int block;  // 0 plain, else nChw{block}c
 };
 
-OPENACL_WINO_INLINE int64_t out_index(const OutGeo& g, int64_t n, int64_t oc, int64_t oh, int64_t ow) {
+OPENACL_SIMD_INLINE int64_t out_index(const OutGeo& g, int64_t n, int64_t oc, int64_t oh, int64_t ow) {
   if (g.block == 0) return ((n * g.M + oc) * g.OH + oh) * g.OW + ow;
   return (((n * (g.M / g.block) + oc / g.block) * g.OH + oh) * g.OW + ow) * g.block + oc % g.block;
 }
@@ -101,11 +90,11 @@ void output_tiles(const OutGeo& g, const float* m, const float* bias, float* y, 
     const int64_t rows = std::min<int64_t>(4, g.OH - 4 * ti), cols = std::min<int64_t>(4, g.OW - 4 * tj);
     for (int64_t ob = 0; ob < g.Mb; ++ob) {
       const float* src = m + t * g.Mp + ob * 8;
-      for (int k = 0; k < 36; ++k) a[k] = ld(src + k * plane);
+      for (int k = 0; k < 36; ++k) a[k] = ld8(src + k * plane);
       for (int c = 0; c < 6; ++c) at6(a + c, 6, tmp + c, 6);       // tmp [4][6] = A^T a
       for (int i = 0; i < 4; ++i) at6(tmp + i * 6, 1, o + i * 4, 1);  // o [4][4] = tmp A
-      const v8 b = ld(bias + ob * 8);
-      for (int k = 0; k < 16; ++k) st(lanes[k], o[k] + b);
+      const v8 b = ld8(bias + ob * 8);
+      for (int k = 0; k < 16; ++k) st8(lanes[k], o[k] + b);
       const int64_t lanes_here = std::min<int64_t>(8, g.M - ob * 8);
       if (res) {  // the residual first, then the activation (conv + r, then act)
         for (int64_t l = 0; l < lanes_here; ++l)

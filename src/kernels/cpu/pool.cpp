@@ -17,6 +17,7 @@
 #include "kernels/cpu/conv_ref.h"
 #include "kernels/cpu/cpu_common.h"
 #include "kernels/cpu/dnnl_common.h"
+#include "kernels/cpu/simd8.h"
 
 namespace openacl::kernels::cpu {
 namespace {
@@ -296,6 +297,49 @@ Status make_pool(const KernelInit& init, std::unique_ptr<Kernel>* out) {
   return Status::Ok();
 }
 
+// GlobalAveragePool in float32, four independent 8-lane sums (the add
+// latency, not the loads, bounds one accumulator). Rows [lo, hi) of sp
+// contiguous values.
+OPENACL_AVX2_CLONES void average_rows_f32(const float* x, float* y, int64_t lo, int64_t hi, int64_t sp) {
+  for (int64_t i = lo; i < hi; ++i) {
+    const float* v = x + i * sp;
+    v8f a0 = {}, a1 = {}, a2 = {}, a3 = {};
+    int64_t j = 0;
+    for (; j + 32 <= sp; j += 32) {
+      a0 += ld8(v + j);
+      a1 += ld8(v + j + 8);
+      a2 += ld8(v + j + 16);
+      a3 += ld8(v + j + 24);
+    }
+    for (; j + 8 <= sp; j += 8) a0 += ld8(v + j);
+    float s = hsum8((a0 + a1) + (a2 + a3));
+    for (; j < sp; ++j) s += v[j];
+    y[i] = sp ? s / static_cast<float>(sp) : 0.f;
+  }
+}
+
+// The same over a blocked X (layout pass): channel blocks [lo, hi) of b (8 or
+// 16) channels, sp spatial vectors each; Y ([N, C, 1..]) is plain (for it
+// plain and blocked coincide).
+OPENACL_AVX2_CLONES void average_blocked_f32(const float* x, float* y, int64_t lo, int64_t hi, int64_t sp,
+                                             int64_t b) {
+  for (int64_t nb = lo; nb < hi; ++nb)
+    for (int64_t c0 = 0; c0 < b; c0 += 8) {
+      const float* v = x + nb * sp * b + c0;
+      v8f a0 = {}, a1 = {}, a2 = {}, a3 = {};
+      int64_t j = 0;
+      for (; j + 4 <= sp; j += 4) {
+        a0 += ld8(v + j * b);
+        a1 += ld8(v + (j + 1) * b);
+        a2 += ld8(v + (j + 2) * b);
+        a3 += ld8(v + (j + 3) * b);
+      }
+      for (; j < sp; ++j) a0 += ld8(v + j * b);
+      const v8f s = (a0 + a1) + (a2 + a3);
+      for (int c = 0; c < 8; ++c) y[nb * b + c0 + c] = sp ? s[c] / static_cast<float>(sp) : 0.f;
+    }
+}
+
 template <PoolKind K>
 Status global_pool(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
@@ -314,19 +358,17 @@ Status global_pool(KernelContext& ctx) {
       const float* xp = x.as<float>();
       float* yp = y->as<float>();
       const int64_t blocks = y->elements() / b;  // N * C / b
-      parallel_for(blocks, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, sp * b)), [&](int64_t lo, int64_t hi) {
-        float acc[16];  // b is 8 or 16
-        for (int64_t nb = lo; nb < hi; ++nb) {
-          std::fill(acc, acc + b, 0.f);
-          const float* v = xp + nb * sp * b;
-          for (int64_t j = 0; j < sp; ++j)
-#pragma omp simd
-            for (int64_t c = 0; c < b; ++c) acc[c] += v[j * b + c];
-          for (int64_t c = 0; c < b; ++c) yp[nb * b + c] = sp ? acc[c] / static_cast<float>(sp) : 0.f;
-        }
-      });
+      parallel_for(blocks, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, sp * b)),
+                   [&](int64_t lo, int64_t hi) { average_blocked_f32(xp, yp, lo, hi, sp, b); });
       return Status::Ok();
     }
+  }
+  if (K == PoolKind::kAvg && x.dtype == DType::kFloat32) {
+    const float* xp = x.as<float>();
+    float* yp = y->as<float>();
+    parallel_for(y->elements(), std::max<int64_t>(1, 16384 / std::max<int64_t>(1, sp)),
+                 [&](int64_t b, int64_t e) { average_rows_f32(xp, yp, b, e, sp); });
+    return Status::Ok();
   }
   const bool ok = dispatch<kFloats>(x.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -8,13 +8,14 @@
 #include <limits>
 
 #include "kernels/cpu/reduce_util.h"
+#include "kernels/cpu/simd8.h"
 
 namespace openacl::kernels::cpu {
 namespace {
 
 enum class Mode { kSoftmax, kLog, kHard };
 
-// exp for float on 4 lanes at once (GCC vector extensions, SSE2 baseline):
+// exp for float on 4 or 8 lanes at once (GCC vector extensions; simd8.h):
 // libm's expf does not vectorise without -ffast-math, and a scalar
 // polynomial does not either (its range clamps become branches).
 // exp(x) = 2^n * exp(r), r = x - n*ln2, exp(r) by the Cephes degree-6
@@ -22,11 +23,6 @@ enum class Mode { kSoftmax, kLog, kHard };
 // NaN stays NaN.
 typedef float V4f __attribute__((vector_size(16)));
 typedef int32_t V4i __attribute__((vector_size(16)));
-// 8-lane vectors are only ever used inline (softmax_row_f32): the ABI note
-// about passing them by value in the baseline clone does not apply.
-#pragma GCC diagnostic ignored "-Wpsabi"
-typedef float V8f __attribute__((vector_size(32)));
-typedef int32_t V8i __attribute__((vector_size(32)));
 
 template <class V, class VI>
 inline __attribute__((always_inline)) V expv(V x) {
@@ -51,11 +47,6 @@ inline __attribute__((always_inline)) V expv(V x) {
 
 inline V4f exp4(V4f x) { return expv<V4f, V4i>(x); }
 
-inline __attribute__((always_inline)) V8f ld8(const float* p) {
-  V8f v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
 
 inline float exp1(float x) { return exp4(V4f{} + x)[0]; }
 
@@ -91,22 +82,22 @@ inline void exp_lanes(const float* x, const float* m, float* y, float* s, int64_
 // 8 lanes at a time (AVX2 where the CPU has it). y may be x.
 OPENACL_AVX2_CLONES void softmax_row_f32(const float* x, float* y, int64_t n, bool log_mode) {
   // The max ignores NaN (as std::max does); a NaN input still makes the row NaN via its exp.
-  V8f mv = V8f{} - std::numeric_limits<float>::infinity();
+  v8f mv = v8f{} - std::numeric_limits<float>::infinity();
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const V8f v = ld8(x + i);
+    const v8f v = ld8(x + i);
     mv = v > mv ? v : mv;
   }
   float m = mv[0];
   for (int l = 1; l < 8; ++l) m = std::max(m, mv[l]);
   for (; i < n; ++i) m = std::max(m, x[i]);
-  V8f acc = {};
+  v8f acc = {};
   for (i = 0; i + 8 <= n; i += 8) {
-    const V8f e = expv<V8f, V8i>(ld8(x + i) - m);
+    const v8f e = expv<v8f, v8i>(ld8(x + i) - m);
     if (!log_mode) std::memcpy(y + i, &e, sizeof e);
     acc += e;
   }
-  float s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  float s = hsum8(acc);
   for (; i < n; ++i) {
     const float e = exp1(x[i] - m);
     if (!log_mode) y[i] = e;
