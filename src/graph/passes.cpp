@@ -1,5 +1,6 @@
 #include "graph/passes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -268,6 +269,90 @@ Status fuse_gelu(Graph& g, size_t* rewrites) {
     g.remove_node(scale);
     gelu->outputs = {y};
     y->producer = gelu;
+    ++*rewrites;
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// n is ReduceMean over the last axis only of its input, keeping dims.
+bool mean_over_last_axis(const Node* n) {
+  if (!n || n->op_type != "ReduceMean" || !n->domain.empty() || n->attrs.get_int("keepdims", 1) != 1) return false;
+  const Value* in = n->input(0);
+  if (!in || !in->type.shape || in->type.shape->empty()) return false;
+  const int64_t rank = static_cast<int64_t>(in->type.shape->size());
+  std::optional<std::vector<int64_t>> axes;
+  if (n->opset >= 18) {
+    if (n->inputs.size() != 2 || !n->input(1) || !n->input(1)->constant) return false;
+    axes = n->input(1)->constant->to_int64();
+  } else {
+    if (n->inputs.size() != 1) return false;
+    axes = n->attrs.get_ints("axes");
+  }
+  return axes && axes->size() == 1 && ((*axes)[0] == -1 || (*axes)[0] == rank - 1);
+}
+
+// A float32 constant of exactly c values in one dimension.
+bool vector_f32(const Value* v, int64_t c) {
+  return is_f32_const(v) && v->constant->dims.size() == 1 && v->constant->dims[0] == c;
+}
+
+}  // namespace
+
+Status fuse_layernorm(Graph& g, size_t* rewrites) {
+  *rewrites = 0;
+  std::vector<Node*> subs;
+  for (const auto& n : g.nodes())
+    if (n->op_type == "Sub" && n->domain.empty() && n->inputs.size() == 2) subs.push_back(n.get());
+  for (Node* sub : subs) {
+    // m = ReduceMean(x), d = x - m, v = ReduceMean(d^2), n = d / Sqrt(v + eps), y = n * gamma + beta
+    Value* x = sub->input(0);
+    Value* m = sub->input(1);
+    Value* d = sub->output(0);
+    Node* mean = m ? m->producer : nullptr;
+    if (!x || !d || !mean_over_last_axis(mean) || mean->input(0) != x || m->consumers.size() != 1 ||
+        m->is_graph_output)
+      continue;
+    if (x->type.dtype != DType::kFloat32 || !x->type.shape || !x->type.shape->back().known()) continue;
+    const int64_t c = x->type.shape->back().value;
+    // d feeds the square and the division, nothing else (Mul(d, d) lists its node twice).
+    std::vector<Node*> readers = d->consumers;
+    std::sort(readers.begin(), readers.end());
+    readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+    if (d->is_graph_output || readers.size() != 2) continue;
+    Node* sq = nullptr;
+    Node* div = nullptr;
+    for (Node* r : readers) {
+      float two = 0;
+      if (r->op_type == "Pow" && r->input(0) == d && scalar_f32(r->input(1), &two) && two == 2.f) sq = r;
+      else if (r->op_type == "Mul" && r->input(0) == d && r->input(1) == d) sq = r;
+      else if (r->op_type == "Div" && r->input(0) == d) div = r;
+    }
+    if (!sq || !div || !sq->domain.empty() || !div->domain.empty()) continue;
+    Node* var = sole_reader(sq->output(0), "ReduceMean");
+    if (!mean_over_last_axis(var) || var->input(0) != sq->output(0)) continue;
+    Node* add_eps = sole_reader(var->output(0), "Add");
+    float eps = 0;
+    if (!add_eps || !scalar_f32(other_operand(add_eps, var->output(0)), &eps) || !(eps >= 0.f)) continue;
+    Node* sqrt = sole_reader(add_eps->output(0), "Sqrt");
+    if (!sqrt || div->input(1) != sqrt->output(0) || sqrt->output(0)->consumers.size() != 1) continue;
+    Node* scale = sole_reader(div->output(0), "Mul");
+    Value* gamma = scale ? other_operand(scale, div->output(0)) : nullptr;
+    if (!vector_f32(gamma, c)) continue;
+    Node* shift = sole_reader(scale->output(0), "Add");
+    Value* beta = shift ? other_operand(shift, scale->output(0)) : nullptr;
+    if (!vector_f32(beta, c)) shift = nullptr, beta = nullptr;
+    Node* last = shift ? shift : scale;
+    Value* y = last->output(0);
+    Node* ln = g.add_node(sub->name.empty() ? "" : sub->name + "/layernorm", "LayerNormalization",
+                          beta ? std::vector<Value*>{x, gamma, beta} : std::vector<Value*>{x, gamma}, {}, "", 17);
+    ln->attrs.set("axis", int_attr(-1));
+    ln->attrs.set("epsilon", float_attr(eps));
+    for (Node* n : {shift, scale, div, sqrt, add_eps, var, sq, sub, mean})
+      if (n) g.remove_node(n);
+    ln->outputs = {y};
+    y->producer = ln;
     ++*rewrites;
   }
   return Status::Ok();

@@ -40,6 +40,12 @@ Status fuse_conv_add(Graph& g, size_t* rewrites);
 // inverse — becomes one Gelu node (opset 20, approximate "none"). float32.
 Status fuse_gelu(Graph& g, size_t* rewrites);
 
+// LayerNorm written out, as exporters before opset 17 emit it: ReduceMean
+// over the last axis, Sub, Pow 2 (or Mul by itself), ReduceMean, Add eps,
+// Sqrt, Div, Mul by a [C] constant and optionally Add of a [C] constant
+// becomes one LayerNormalization (opset 17, axis -1). float32.
+Status fuse_layernorm(Graph& g, size_t* rewrites);
+
 // A MatMul with a constant 2-D float32 B absorbs what follows it:
 //  - an Add of a constant with B's N columns (the bias): input 2, attribute
 //    kFusedBiasAttr;

@@ -234,6 +234,8 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
     size_t fused = 0;
     OPENACL_RETURN_IF_ERROR(graph::fuse_gelu(g, &fused));
     m->fused_ += fused;
+    OPENACL_RETURN_IF_ERROR(graph::fuse_layernorm(g, &fused));
+    m->fused_ += fused;
     OPENACL_RETURN_IF_ERROR(graph::fuse_conv_add(g, &fused));
     m->fused_ += fused;
     OPENACL_RETURN_IF_ERROR(graph::fuse_conv_activation(g, &fused));
