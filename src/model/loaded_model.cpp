@@ -701,7 +701,8 @@ Status LoadedModel::run_on(Runner& r, const CompiledModel& cm, const std::vector
         continue;
       bool alone = true;
       for (const IoBuffer& in : inputs) alone = alone && !(in.data && overlaps(b, in));
-      for (size_t k = 0; k < outputs.size(); ++k) alone = alone && (k == o || !outputs[k].data || !overlaps(b, outputs[k]));
+      for (size_t k = 0; k < outputs.size(); ++k)
+        alone = alone && (k == o || !outputs[k].data || !overlaps(b, outputs[k]));
       if (alone) r.into[o] = b.data;
     }
     into = &r.into;

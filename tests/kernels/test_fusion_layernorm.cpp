@@ -125,7 +125,8 @@ TEST(Fusion, WrittenOutLayerNormMatchesUnfused) {
     for (size_t o = 0; o < ref.size(); ++o) {
       ASSERT_EQ(ref[o].size(), got[o].size()) << k.name;
       for (size_t i = 0; i < ref[o].size(); ++i)
-        ASSERT_NEAR(got[o][i], ref[o][i], 1e-5f + 1e-5f * std::fabs(ref[o][i])) << k.name << " output " << o << " at " << i;
+        ASSERT_NEAR(got[o][i], ref[o][i], 1e-5f + 1e-5f * std::fabs(ref[o][i]))
+            << k.name << " output " << o << " at " << i;
     }
   }
 }
