@@ -1,5 +1,6 @@
 #include "model/control_flow.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -270,6 +271,144 @@ class ScanKernel final : public Kernel {
   }
 };
 
+// Scan-8: input 0 is sequence_lens (optional, int64 [batch]); states are
+// [batch, ...] and scan inputs [batch, seq, ...]. Each batch entry runs its
+// own scan of sequence_lens[b] steps (directions per scan input); scan outputs
+// are [batch, seq, ...] in step order, zero past an entry's length.
+class Scan8Kernel final : public Kernel {
+ public:
+  Body body;
+  size_t states = 0, m = 0;
+  std::vector<int64_t> dirs;
+
+  Status run(KernelContext& ctx) const override {
+    const size_t n = states + m;
+    const Tensor& first_scan = ctx.input(1 + states);
+    if (first_scan.rank() < 2) return ctx.fail("scan input 0 must be [batch, sequence, ...], got %s",
+                                                first_scan.type().str().c_str());
+    const int64_t batch = first_scan.dims[0], seq = first_scan.dims[1];
+    for (size_t j = 0; j < n; ++j) {
+      const Tensor& x = ctx.input(1 + j);
+      const bool scan = j >= states;
+      if (x.rank() < (scan ? 2 : 1) || x.dims[0] != batch || (scan && x.dims[1] != seq))
+        return ctx.fail("input %zu is %s; the first scan input makes it [%lld%s, ...]", 1 + j,
+                        x.type().str().c_str(), static_cast<long long>(batch),
+                        scan ? (", " + std::to_string(seq)).c_str() : "");
+    }
+    std::vector<int64_t> lens(static_cast<size_t>(batch), seq);
+    if (ctx.has_input(0) && ctx.input(0).data) {
+      const Tensor& l = ctx.input(0);
+      if (l.dtype != DType::kInt64 || l.elements() != batch)
+        return ctx.fail("sequence_lens must be int64 [%lld], got %s", static_cast<long long>(batch),
+                        l.type().str().c_str());
+      for (int64_t b = 0; b < batch; ++b) {
+        lens[b] = l.as<int64_t>()[b];
+        if (lens[b] < 0 || lens[b] > seq)
+          return ctx.fail("sequence_lens[%lld] = %lld is outside [0, %lld]", static_cast<long long>(b),
+                          static_cast<long long>(lens[b]), static_cast<long long>(seq));
+      }
+    }
+    const size_t scans = body.model->output_ids().size() - states;
+    std::vector<Owned> final_states(states);  // [batch, ...] gathered entry by entry
+    std::vector<Owned> per(scans);            // [batch, seq, ...], zero where no step wrote
+    std::vector<size_t> slice_bytes(scans, 0);
+    std::vector<bool> shaped(scans, false);
+    Executor e(body.model);
+    std::vector<Tensor> ins, outs;
+    std::vector<Owned> state(states), slices(m);
+    for (int64_t b = 0; b < batch; ++b) {
+      for (size_t i = 0; i < states; ++i) {
+        const Tensor& x = ctx.input(1 + i);
+        const size_t eb = x.bytes() / static_cast<size_t>(batch);
+        state[i].dtype = x.dtype;
+        state[i].dims.assign(x.dims.begin() + 1, x.dims.end());
+        const char* src = static_cast<const char*>(x.data) + b * eb;
+        state[i].bytes.assign(src, src + eb);
+      }
+      for (int64_t t = 0; t < lens[b]; ++t) {
+        for (size_t j = 0; j < m; ++j) {
+          const Tensor& x = ctx.input(1 + states + j);
+          const size_t step = x.bytes() / static_cast<size_t>(batch * seq);
+          const int64_t idx = dirs[j] ? lens[b] - 1 - t : t;
+          const char* src = static_cast<const char*>(x.data) + (b * seq + idx) * step;
+          slices[j].dtype = x.dtype;
+          slices[j].dims.assign(x.dims.begin() + 2, x.dims.end());
+          slices[j].bytes.assign(src, src + step);
+        }
+        ins.clear();
+        for (Owned& s : state) ins.push_back(s.view());
+        for (Owned& s : slices) ins.push_back(s.view());
+        for (size_t k : body.captures) ins.push_back(ctx.input(k));
+        OPENACL_RETURN_IF_ERROR(e.run(ins, &outs));
+        for (size_t i = 0; i < states; ++i) state[i] = Owned::of(outs[i]);
+        for (size_t k = 0; k < scans; ++k) {
+          const Tensor& y = outs[states + k];
+          if (!shaped[k]) {
+            shaped[k] = true;
+            per[k].dtype = y.dtype;
+            per[k].dims = y.dims;
+            slice_bytes[k] = y.bytes();
+            per[k].bytes.assign(slice_bytes[k] * static_cast<size_t>(batch * seq), 0);
+          } else if (per[k].dims != y.dims) {
+            return ctx.fail("scan output %zu changes shape between steps", k);
+          }
+          std::memcpy(per[k].bytes.data() + (b * seq + t) * slice_bytes[k], y.data, slice_bytes[k]);
+        }
+      }
+      for (size_t i = 0; i < states; ++i) {
+        if (b == 0) {
+          final_states[i].dtype = state[i].dtype;
+          final_states[i].dims = state[i].dims;
+          final_states[i].dims.insert(final_states[i].dims.begin(), batch);
+        } else if (!std::equal(state[i].dims.begin(), state[i].dims.end(), final_states[i].dims.begin() + 1,
+                               final_states[i].dims.end())) {
+          return ctx.fail("state %zu has different shapes for different batch entries", i);
+        }
+        final_states[i].bytes.insert(final_states[i].bytes.end(), state[i].bytes.begin(), state[i].bytes.end());
+      }
+    }
+    for (size_t i = 0; i < states; ++i) OPENACL_RETURN_IF_ERROR(copy_out(ctx, i, final_states[i].view()));
+    for (size_t k = 0; k < scans; ++k) {
+      if (!ctx.has_output(states + k)) continue;
+      if (!shaped[k]) return ctx.fail("scan output %zu: no step ran (every sequence length is 0), so its shape "
+                                      "is unknown", k);
+      std::vector<int64_t> dims = per[k].dims;
+      dims.insert(dims.begin(), {batch, seq});
+      OPENACL_RETURN_IF_ERROR(copy_out(ctx, states + k, Tensor{per[k].dtype, dims, per[k].bytes.data()}));
+    }
+    return Status::Ok();
+  }
+};
+
+Status make_scan8(const KernelInit& init, std::unique_ptr<Kernel>* out) {
+  auto k = std::make_unique<Scan8Kernel>();
+  auto g = graph_attr(init, "body");
+  if (!g) return init.fail("needs a body graph");
+  const size_t n = explicit_inputs(init.node());
+  if (n < 2) return init.fail("needs sequence_lens (may be empty) and at least one scan input");
+  k->m = static_cast<size_t>(init.attrs().get_int("num_scan_inputs", 0));
+  if (k->m < 1 || k->m > n - 1) return init.fail("num_scan_inputs must be in 1..%zu", n - 1);
+  k->states = n - 1 - k->m;
+  k->dirs = init.attrs().get_ints("directions").value_or(std::vector<int64_t>(k->m, 0));
+  if (k->dirs.size() != k->m) return init.fail("directions has %zu entries for %zu scan inputs", k->dirs.size(), k->m);
+  std::vector<graph::TensorType> types;
+  for (size_t j = 0; j < n - 1; ++j) {  // one batch entry (and one step of a scan input)
+    graph::TensorType t = init.input(1 + j);
+    const size_t lead = j < k->states ? 1 : 2;
+    if (t.shape) {
+      if (t.shape->size() < lead)
+        return init.fail("input %zu lacks the batch%s axis", 1 + j, lead == 2 ? "/sequence" : "");
+      t.shape->erase(t.shape->begin(), t.shape->begin() + static_cast<std::ptrdiff_t>(lead));
+    }
+    types.push_back(t);
+  }
+  OPENACL_RETURN_IF_ERROR(compile_body(init, g, n - 1, &k->body, types));
+  if (k->body.model->output_ids().size() < k->states)
+    return init.fail("body gives too few outputs for %zu states", k->states);
+  *out = std::move(k);
+  return Status::Ok();
+}
+
 Status make_if(const KernelInit& init, std::unique_ptr<Kernel>* out) {
   auto k = std::make_unique<IfKernel>();
   auto t = graph_attr(init, "then_branch"), e = graph_attr(init, "else_branch");
@@ -394,6 +533,7 @@ void register_control_flow_kernels() {
   std::call_once(once, [] {
     kernels::KernelRegistration("If", "cpu").create(make_if);
     kernels::KernelRegistration("Loop", "cpu").create(make_loop);
+    kernels::KernelRegistration("Scan", "cpu").since(8).until(8).create(make_scan8);
     kernels::KernelRegistration("Scan", "cpu").since(9).create(make_scan);
     register_flex_attention_kernel();
   });

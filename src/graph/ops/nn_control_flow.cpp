@@ -124,7 +124,54 @@ Status loop_shape(ShapeContext& ctx) {
   return Status::Ok();
 }
 
+// Scan-8: an optional sequence_lens first, states [batch, ...], scan inputs
+// [batch, seq, ...] (the sequence axis is 1, no axes attributes), outputs
+// [batch, ...] and [batch, seq, ...]; the body sees one batch entry.
+Status scan8_shape(ShapeContext& ctx) {
+  const Graph* g = body(ctx, "body");
+  if (!g) return ctx.fail("needs a graph attribute body");
+  const int64_t n_in = explicit_inputs(ctx) - 1;  // without sequence_lens
+  const int64_t m = ctx.attrs().get_int("num_scan_inputs", -1);
+  if (m < 1 || m > n_in) return ctx.fail("num_scan_inputs %lld must be in 1..%lld", ll(m), ll(n_in));
+  const int64_t states = n_in - m;
+  const int64_t scans = static_cast<int64_t>(g->outputs().size()) - states;
+  if (scans < 0 || static_cast<int64_t>(ctx.num_outputs()) != states + scans)
+    return ctx.fail("body gives %zu outputs for %lld states; the node has %zu outputs", g->outputs().size(),
+                    ll(states), ctx.num_outputs());
+  if (ctx.has_input(0) && ctx.input(0).dtype != DType::kInt64 && ctx.input(0).dtype != DType::kUndefined)
+    return ctx.fail("sequence_lens must be int64, not %s", dtype_name(ctx.input(0).dtype));
+  Dim batch, seq;
+  std::vector<TensorType> declared;
+  for (int64_t j = 0; j < n_in; ++j) {
+    TensorType t = ctx.input(static_cast<size_t>(1 + j));
+    const size_t lead = j < states ? 1 : 2;  // batch (and sequence) axes the body does not see
+    if (t.shape) {
+      if (t.shape->size() < lead)
+        return ctx.fail("input %lld must have a batch%s axis", ll(1 + j), lead == 2 ? " and a sequence" : "");
+      if ((*t.shape)[0].known()) batch = (*t.shape)[0];
+      if (lead == 2 && (*t.shape)[1].known()) seq = (*t.shape)[1];
+      t.shape->erase(t.shape->begin(), t.shape->begin() + static_cast<std::ptrdiff_t>(lead));
+    }
+    declared.push_back(t);
+  }
+  OPENACL_RETURN_IF_ERROR(infer_body(ctx, "body", declared));
+  for (int64_t i = 0; i < states; ++i) ctx.output(i) = ctx.input(static_cast<size_t>(1 + i));
+  for (int64_t k = 0; k < scans; ++k) {
+    const TensorType& per = g->outputs()[states + k]->type;
+    TensorType t;
+    t.dtype = per.dtype;
+    if (per.shape) {
+      Shape sh = *per.shape;
+      sh.insert(sh.begin(), {batch, seq});
+      t.shape = std::move(sh);
+    }
+    ctx.output(states + k) = t;
+  }
+  return Status::Ok();
+}
+
 Status scan_shape(ShapeContext& ctx) {
+  if (ctx.opset() < 9) return scan8_shape(ctx);
   const Graph* g = body(ctx, "body");
   if (!g) return ctx.fail("needs a graph attribute body");
   const int64_t n_in = explicit_inputs(ctx);
@@ -183,7 +230,7 @@ constexpr int kAny = 1 << 20;
 
 OPENACL_REGISTER_OP(If).inputs(1, kAny).outputs(1, kAny).since(1).shape(if_shape);
 OPENACL_REGISTER_OP(Loop).inputs(2, kAny).outputs(1, kAny).since(1).shape(loop_shape);
-OPENACL_REGISTER_OP(Scan).inputs(1, kAny).outputs(1, kAny).since(9).shape(scan_shape);
+OPENACL_REGISTER_OP(Scan).inputs(1, kAny).outputs(1, kAny).since(8).shape(scan_shape);
 
 }  // namespace
 }  // namespace openacl::graph::nn
