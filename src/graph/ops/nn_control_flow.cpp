@@ -124,6 +124,20 @@ Status loop_shape(ShapeContext& ctx) {
   return Status::Ok();
 }
 
+// Scan's input/output counts: n_in state and scan inputs (sequence_lens not
+// counted), num_scan_inputs of them scanned; the body's extra outputs are the
+// scan outputs.
+Status scan_counts(ShapeContext& ctx, const Graph& g, int64_t n_in, int64_t* m, int64_t* states, int64_t* scans) {
+  *m = ctx.attrs().get_int("num_scan_inputs", -1);
+  if (*m < 1 || *m > n_in) return ctx.fail("num_scan_inputs %lld must be in 1..%lld", ll(*m), ll(n_in));
+  *states = n_in - *m;
+  *scans = static_cast<int64_t>(g.outputs().size()) - *states;
+  if (*scans < 0 || static_cast<int64_t>(ctx.num_outputs()) != *states + *scans)
+    return ctx.fail("body gives %zu outputs for %lld states; the node has %zu outputs", g.outputs().size(),
+                    ll(*states), ctx.num_outputs());
+  return Status::Ok();
+}
+
 // Scan-8: an optional sequence_lens first, states [batch, ...], scan inputs
 // [batch, seq, ...] (the sequence axis is 1, no axes attributes), outputs
 // [batch, ...] and [batch, seq, ...]; the body sees one batch entry.
@@ -131,13 +145,8 @@ Status scan8_shape(ShapeContext& ctx) {
   const Graph* g = body(ctx, "body");
   if (!g) return ctx.fail("needs a graph attribute body");
   const int64_t n_in = explicit_inputs(ctx) - 1;  // without sequence_lens
-  const int64_t m = ctx.attrs().get_int("num_scan_inputs", -1);
-  if (m < 1 || m > n_in) return ctx.fail("num_scan_inputs %lld must be in 1..%lld", ll(m), ll(n_in));
-  const int64_t states = n_in - m;
-  const int64_t scans = static_cast<int64_t>(g->outputs().size()) - states;
-  if (scans < 0 || static_cast<int64_t>(ctx.num_outputs()) != states + scans)
-    return ctx.fail("body gives %zu outputs for %lld states; the node has %zu outputs", g->outputs().size(),
-                    ll(states), ctx.num_outputs());
+  int64_t m = 0, states = 0, scans = 0;
+  OPENACL_RETURN_IF_ERROR(scan_counts(ctx, *g, n_in, &m, &states, &scans));
   if (ctx.has_input(0) && ctx.input(0).dtype != DType::kInt64 && ctx.input(0).dtype != DType::kUndefined)
     return ctx.fail("sequence_lens must be int64, not %s", dtype_name(ctx.input(0).dtype));
   Dim batch, seq;
@@ -174,14 +183,8 @@ Status scan_shape(ShapeContext& ctx) {
   if (ctx.opset() < 9) return scan8_shape(ctx);
   const Graph* g = body(ctx, "body");
   if (!g) return ctx.fail("needs a graph attribute body");
-  const int64_t n_in = explicit_inputs(ctx);
-  const int64_t m = ctx.attrs().get_int("num_scan_inputs", -1);
-  if (m < 1 || m > n_in) return ctx.fail("num_scan_inputs %lld must be in 1..%lld", ll(m), ll(n_in));
-  const int64_t states = n_in - m;
-  const int64_t scans = static_cast<int64_t>(g->outputs().size()) - states;
-  if (scans < 0 || static_cast<int64_t>(ctx.num_outputs()) != states + scans)
-    return ctx.fail("body gives %zu outputs for %lld states; the node has %zu outputs", g->outputs().size(),
-                    ll(states), ctx.num_outputs());
+  int64_t m = 0, states = 0, scans = 0;
+  OPENACL_RETURN_IF_ERROR(scan_counts(ctx, *g, explicit_inputs(ctx), &m, &states, &scans));
   auto in_axes = ctx.attrs().get_ints("scan_input_axes").value_or(std::vector<int64_t>(static_cast<size_t>(m), 0));
   auto out_axes =
       ctx.attrs().get_ints("scan_output_axes").value_or(std::vector<int64_t>(static_cast<size_t>(scans), 0));
