@@ -5,7 +5,8 @@
 #
 # Debian: cmake ninja-build g++ pkg-config nlohmann-json3-dev libgtest-dev
 #         libgmock-dev python3-dev libprotobuf-dev protobuf-compiler libonnx-dev
-#         libdnnl-dev (oneDNN kernels) clang libclang-rt-14-dev (the importer's
+#         libdnnl-dev (oneDNN kernels) ocl-icd-opencl-dev (oneDNN's CMake
+#         config requires OpenCL; Debian only recommends it) clang libclang-rt-14-dev (the importer's
 #         libFuzzer target) python3-torch python3-torchvision (CPU builds for
 #         /usr/bin/python3: scripts/make_models.py exports the test models)
 # PyPI (for the `python3` on PATH): numpy pytest scikit-build-core onnx
@@ -31,6 +32,7 @@ APT_PACKAGES=(
   protobuf-compiler
   libonnx-dev
   libdnnl-dev
+  ocl-icd-opencl-dev
   clang
   libclang-rt-14-dev
   python3-torch
