@@ -63,6 +63,7 @@ struct LoadRequest {
   size_t work_size = 0;
   void* weight = nullptr;
   size_t weight_size = 0;
+  bool file_mapped = false;  // data is our private read-only mapping of the file (LoadOptions::file_mapped)
 };
 
 Status check_model_bytes(const void* model, size_t size) {
@@ -93,6 +94,7 @@ Status load(const LoadRequest& req, uint32_t* modelId) {
 
   model::LoadOptions options;
   options.base_dir = req.base_dir;
+  options.file_mapped = req.file_mapped;
   options.allocator = capi::device_allocator(ctx);
   if (req.with_mem && (req.work || req.weight)) {
     // Where the regions are is checked here; whether they are large enough,
@@ -126,7 +128,7 @@ Status load_file(const char* path, bool with_mem, void* work, size_t work_size, 
   OPENACL_RETURN_IF_ERROR(capi::require_init());
   capi::ModelFile file;
   OPENACL_RETURN_IF_ERROR(capi::map_model_file(path, "modelPath", &file));
-  LoadRequest req{file.data, file.size, file.keep, file.dir, with_mem, work, work_size, weight, weight_size};
+  LoadRequest req{file.data, file.size, file.keep, file.dir, with_mem, work, work_size, weight, weight_size, true};
   Status st = load(req, modelId);
   if (!st.ok() && st.code() != code::kRtContextNull && st.message().find(path) == std::string::npos)
     return Status(st.code(), strformat("model file '%s': %s", path, st.message().c_str()));

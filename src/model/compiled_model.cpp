@@ -1,5 +1,8 @@
 #include "model/compiled_model.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <set>
 
@@ -64,6 +67,41 @@ bool fold_shape_op(const Node& n, std::shared_ptr<TensorData>* out) {
                              part.size() * sizeof(int64_t));
   return true;
 }
+
+// Releases the pages of constants that lie in a private read-only file
+// mapping once every node reading them has its kernel
+// (CompileOptions::release_begin). Always safe: such pages were never
+// written, so a later read faults them back in from the file.
+class ConstantReleaser {
+ public:
+  explicit ConstantReleaser(const CompileOptions& opt)
+      : begin_(reinterpret_cast<uintptr_t>(opt.release_begin)), end_(begin_ + opt.release_size) {}
+
+  // Call after node n's kernel is built; returns the bytes released.
+  size_t after(const Node& n) {
+    if (begin_ == end_) return 0;
+    size_t released = 0;
+    for (const Value* v : n.inputs) {
+      if (!v || !v->constant || v->is_graph_output || !v->constant->data) continue;
+      uintptr_t lo = reinterpret_cast<uintptr_t>(v->constant->data);
+      uintptr_t hi = lo + v->constant->bytes;
+      if (lo < begin_ || hi > end_) continue;
+      // consumers holds a node once per input it reads the value through, as
+      // this loop counts.
+      auto it = left_.emplace(v, v->consumers.size()).first;
+      if (it->second == 0 || --it->second != 0) continue;
+      lo = (lo + page_ - 1) & ~(page_ - 1);  // only pages wholly inside
+      hi &= ~(page_ - 1);
+      if (hi > lo && ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED) == 0) released += hi - lo;
+    }
+    return released;
+  }
+
+ private:
+  const uintptr_t begin_, end_;
+  const uintptr_t page_ = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  std::unordered_map<const Value*, size_t> left_;
+};
 
 kernels::KernelInit make_init(const Node& n) {
   std::vector<const TensorType*> in_types, out_types;
@@ -270,6 +308,7 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
   };
   for (Value* v : g.inputs()) m->input_ids_.push_back(id_of(v));
   for (Value* v : g.outputs()) m->output_ids_.push_back(id_of(v));
+  ConstantReleaser releaser(opt);
   for (Node* n : order) {
     CompiledNode cn;
     cn.node = n;
@@ -299,6 +338,7 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
       problems.push_back(st.message());
       continue;
     }
+    if (opt.create_kernels) m->released_bytes_ += releaser.after(*n);
     m->nodes_.push_back(std::move(cn));
   }
   OPENACL_RETURN_IF_ERROR(graph::problems_status(problems));

@@ -53,6 +53,15 @@ struct CompileOptions {
   // The layout pass (model/layout.h): activations between convolutions and
   // poolings stay in oneDNN's blocked layout. False: everything plain.
   bool blocked_layouts = true;
+  // Bytes that are a private, read-only mapping of a file (an .om's weights
+  // loaded in place), or {nullptr, 0}. Once every node reading a constant in
+  // there has its kernel, the pages wholly inside that constant are released
+  // (madvise MADV_DONTNEED): kernels that packed the weights no longer need
+  // them, and a later read, by a kernel that reads in place or one built
+  // later for another shape, faults them back in from the file. So prepacked
+  // weights are not held twice, and load peaks at about one layer's original.
+  const void* release_begin = nullptr;
+  size_t release_size = 0;
 };
 
 struct CompiledNode {
@@ -96,6 +105,9 @@ class CompiledModel {
   size_t fused_nodes() const { return fused_; }
   // Values the layout pass marked (blocked when their channels allow it).
   size_t blocked_marked() const { return blocked_marked_; }
+  // Bytes of constants released after their kernels were built
+  // (CompileOptions::release_begin).
+  size_t released_bytes() const { return released_bytes_; }
 
  private:
   std::shared_ptr<graph::Graph> graph_;
@@ -105,7 +117,7 @@ class CompiledModel {
   std::vector<int> input_ids_, output_ids_, use_counts_;
   bool static_ = false;
   planner::MemoryPlan plan_;
-  size_t folded_ = 0, removed_ = 0, fused_ = 0, blocked_marked_ = 0;
+  size_t folded_ = 0, removed_ = 0, fused_ = 0, blocked_marked_ = 0, released_bytes_ = 0;
 };
 
 // Runs one node's kernel on constant inputs outside any model (used by

@@ -157,12 +157,18 @@ struct LoadedModel::Plan {
 namespace {
 
 // Compiles a fresh copy of the stored graph under gear g (or as declared, g < 0).
+// release_weights: the weights are a file mapping whose pages may be
+// released once packed (CompileOptions::release_begin).
 Status compile_gear(const OmView& view, const uint8_t* weights, const std::shared_ptr<const void>& owner, int g,
-                    bool create_kernels, std::unique_ptr<CompiledModel>* out) {
+                    bool create_kernels, bool release_weights, std::unique_ptr<CompiledModel>* out) {
   std::shared_ptr<graph::Graph> graph;
   OPENACL_RETURN_IF_ERROR(decode_graph(view, weights, owner, &graph));
   CompileOptions co;
   co.create_kernels = create_kernels;
+  if (release_weights) {
+    co.release_begin = weights;
+    co.release_size = view.weight_bytes;
+  }
   if (g >= 0) OPENACL_RETURN_IF_ERROR(view.meta.gears.input_shapes(static_cast<size_t>(g), *graph, &co.input_shapes));
   Status st = CompiledModel::compile(std::move(graph), co, out);
   if (!st.ok() && g >= 0)
@@ -332,7 +338,7 @@ Status describe(const void* data, size_t size, const std::string& base_dir, Mode
   for (size_t g = 0; g < n; ++g) {
     std::unique_ptr<CompiledModel> m;
     OPENACL_RETURN_IF_ERROR(compile_gear(view, view.weights, keep, view.meta.gears.empty() ? -1 : static_cast<int>(g),
-                                         /*create_kernels=*/false, &m));
+                                         /*create_kernels=*/false, /*release_weights=*/false, &m));
     ptrs.push_back(m.get());
     models.push_back(std::move(m));
   }
@@ -394,6 +400,9 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
     owner = nullptr;
   }
   m->keep_ = owner;
+  // In place in a mapped .om file (not an ONNX file converted in memory, not
+  // copied): packed weights' pages can go back to the file.
+  const bool release = options.file_mapped && owner && !converted && weights == view.weights;
 
   // One plan per gear.
   std::shared_ptr<graph::Graph> declared;
@@ -404,7 +413,7 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
   for (size_t g = 0; g < n; ++g) {
     std::unique_ptr<CompiledModel> cm;
     OPENACL_RETURN_IF_ERROR(compile_gear(view, weights, owner, gears.empty() ? -1 : static_cast<int>(g),
-                                         /*create_kernels=*/true, &cm));
+                                         /*create_kernels=*/true, release, &cm));
     auto plan = std::make_unique<Plan>();
     plan->model = std::shared_ptr<const CompiledModel>(std::move(cm));
     ptrs.push_back(plan->model.get());
@@ -439,6 +448,12 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
   return Status::Ok();
 }
 
+size_t LoadedModel::released_weight_bytes() const {
+  size_t n = 0;
+  for (const auto& p : plans_) n += p->model->released_bytes();
+  return n;
+}
+
 Status LoadedModel::load_file(const std::string& path, LoadOptions options, std::shared_ptr<LoadedModel>* out) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
@@ -458,6 +473,7 @@ Status LoadedModel::load_file(const std::string& path, LoadOptions options, std:
   if (p == MAP_FAILED)
     return Errorf(code::kReadModelFailure, "cannot read model file '%s': %s", path.c_str(), std::strerror(errno));
   std::shared_ptr<const void> keep(p, [size](const void* q) { ::munmap(const_cast<void*>(q), size); });
+  options.file_mapped = true;
   if (options.base_dir.empty()) {
     const size_t slash = path.find_last_of('/');
     options.base_dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));

@@ -84,6 +84,12 @@ struct LoadOptions {
   size_t weight_size = 0;
   std::string base_dir;  // ONNX external data folder (file loads)
   Allocator allocator;   // default: aligned host memory
+  // The model bytes are a private, read-only mapping of a file (load_file,
+  // aclmdlLoadFromFile): the pages of weights that kernels packed into their
+  // own layouts are then released after packing (CompileOptions::release_begin)
+  // rather than held twice. Never set it for memory that is not such a
+  // mapping: released anonymous pages would read back as zeros.
+  bool file_mapped = false;
 };
 
 // One buffer of an execution: address and capacity in bytes.
@@ -119,6 +125,9 @@ class LoadedModel {
   static Status load_file(const std::string& path, LoadOptions options, std::shared_ptr<LoadedModel>* out);
 
   const ModelInfo& info() const { return info_; }
+  // Bytes of the mapped file's weights released after their kernels packed
+  // them (LoadOptions::file_mapped), over all gears.
+  size_t released_weight_bytes() const;
 
   // Gears: checks `values` are one of the gears of `kind` and writes them as
   // int64 into `buffer` (the gear input's data buffer). Remembers the gear
