@@ -118,7 +118,9 @@ Status mark_blocked_layouts(graph::Graph& g, bool enabled, size_t* marked) {
     if (!all.count(kernels::cpu::kBlockedInputsAttr) && !all.count(kernels::cpu::kBlockedOutputsAttr)) continue;
     graph::AttributeMap kept;  // AttributeMap has no erase: copy all but the marks
     for (const auto& [name, a] : all)
-      if (name != kernels::cpu::kBlockedInputsAttr && name != kernels::cpu::kBlockedOutputsAttr) kept.set(name, a);
+      if (name != kernels::cpu::kBlockedInputsAttr && name != kernels::cpu::kBlockedOutputsAttr &&
+          name != kernels::cpu::kBlockedMaxAttr)
+        kept.set(name, a);
     n->attrs = std::move(kept);
   }
   if (!enabled) return Status::Ok();
@@ -157,6 +159,25 @@ Status mark_blocked_layouts(graph::Graph& g, bool enabled, size_t* marked) {
     for (const Value* v : n->outputs) visit(v);
   }
   std::map<Node*, std::set<int64_t>> ins, outs;
+  // Regions: marked values connected through the nodes that read or write
+  // them. One whose channel counts include a multiple of 8 that is not one
+  // of 16 is capped at 8-blocks (kBlockedMaxAttr).
+  auto is_marked = [&](const Value* v) { return v && seen.count(v) && !bad.count(groups.find(v)); };
+  Groups regions;
+  for (const auto& n : g.nodes()) {
+    const Value* first = nullptr;
+    for (const auto* list : {&n->inputs, &n->outputs})
+      for (const Value* v : *list)
+        if (is_marked(v)) {
+          if (first) regions.join(first, v);
+          first = first ? first : v;
+        }
+  }
+  std::set<const Value*> capped;
+  for (const Value* v : values) {
+    const int64_t c = is_marked(v) ? (*v->type.shape)[1].value : 0;
+    if (c % 16 != 0 && c % 8 == 0) capped.insert(regions.find(v));
+  }
   for (const Value* v : values) {
     if (bad.count(groups.find(v))) continue;
     ++*marked;
@@ -169,6 +190,16 @@ Status mark_blocked_layouts(graph::Graph& g, bool enabled, size_t* marked) {
   }
   for (auto& [n, s] : ins) set_ints(&n->attrs, kernels::cpu::kBlockedInputsAttr, {s.begin(), s.end()});
   for (auto& [n, s] : outs) set_ints(&n->attrs, kernels::cpu::kBlockedOutputsAttr, {s.begin(), s.end()});
+  if (!capped.empty()) {
+    graph::Attribute eight;
+    eight.kind = graph::Attribute::Kind::kInt;
+    eight.i = 8;
+    for (const Value* v : values) {
+      if (bad.count(groups.find(v)) || !capped.count(regions.find(v))) continue;
+      v->producer->attrs.set(kernels::cpu::kBlockedMaxAttr, eight);
+      for (Node* c : v->consumers) c->attrs.set(kernels::cpu::kBlockedMaxAttr, eight);
+    }
+  }
   return Status::Ok();
 }
 

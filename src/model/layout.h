@@ -8,7 +8,10 @@
 // they travel in the .om); whether a marked tensor is really blocked, and
 // with which block, is decided when the kernels are created
 // (kernels::cpu::blocked_block: float32, C a multiple of this machine's
-// block), by producer, consumers and observers alike.
+// block), by producer, consumers and observers alike. The pass also caps the
+// block at 8 (kBlockedMaxAttr) on every node of a connected region of marked
+// values whose channel counts include a multiple of 8 that is not one of 16,
+// so that region runs in 8-blocks even on AVX-512.
 //
 // A value is marked when it is float32 with a fully known rank-3..5 shape,
 // neither a graph input/output nor a constant, and its producer and ALL its

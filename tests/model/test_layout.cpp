@@ -334,6 +334,41 @@ TEST_P(LayoutPass, ConvWithRuntimeWeights) {
   for (size_t i = 0; i < outs[0].size(); ++i) expect_close(outs[1][i], outs[0][i], "run " + std::to_string(i));
 }
 
+// A region holding a 24-channel tensor takes 8-blocks throughout (the
+// kBlockedMaxAttr cap); a region cut off from it by a plain graph output
+// keeps the machine's block. Outputs match the plain run either way.
+TEST_P(LayoutPass, RegionWithAMultipleOf8IsCappedAt8) {
+  std::vector<std::vector<float>> outs[2];
+  for (int on = 0; on < 2; ++on) {
+    Builder b;
+    Value* x = b.input("x", {1, 16, 10, 10});
+    Value* t = b.conv("conv3", b.conv("conv2", b.conv("conv1", x, 16, 32, 3), 32, 24, 1), 24, 32, 3);
+    b.output(t);  // plain: the regions on either side are separate
+    b.output(b.op("gap", "GlobalAveragePool", {b.conv("conv5", b.conv("conv4", t, 32, 16, 1), 16, 16, 3)}));
+    CompileOptions opt;
+    opt.blocked_layouts = on != 0;
+    std::unique_ptr<CompiledModel> cm;
+    Status st = CompiledModel::compile(b.g, opt, &cm);
+    ASSERT_TRUE(st.ok()) << st.message();
+    const int64_t block = kernels::cpu::channel_block();
+    for (const CompiledNode& cn : cm->nodes()) {
+      const std::string& n = cn.node->name;
+      const bool first = n == "conv1" || n == "conv2" || n == "conv3";
+      EXPECT_EQ(cn.node->attrs.get_int(kernels::cpu::kBlockedMaxAttr, 0), on && first ? 8 : 0) << n;
+      if (on && (n == "conv1" || n == "conv2")) EXPECT_EQ(cn.output_blocks.at(0), block ? 8 : 0) << n;
+      if (on && n == "conv4") EXPECT_EQ(cn.output_blocks.at(0), block) << n;
+    }
+    Executor e(std::shared_ptr<const CompiledModel>(std::move(cm)));
+    std::vector<float> xv = random_input(16 * 100);
+    std::vector<kernels::Tensor> out;
+    st = e.run({kernels::Tensor{DType::kFloat32, {1, 16, 10, 10}, xv.data()}}, &out);
+    ASSERT_TRUE(st.ok()) << st.message();
+    for (const auto& o : out) outs[on].emplace_back(o.as<float>(), o.as<float>() + o.elements());
+  }
+  ASSERT_EQ(outs[1].size(), 2u);
+  for (size_t i = 0; i < 2; ++i) expect_close(outs[1][i], outs[0][i], "output " + std::to_string(i));
+}
+
 // A Gemm (after Flatten) and a broadcasting Mul are not blocked readers.
 TEST(LayoutMarks, LeavesOtherReadersPlain) {
   Builder b;

@@ -34,7 +34,8 @@ int64_t blocked_block(const graph::AttributeMap& attrs, bool output, size_t inde
                       const std::vector<int64_t>& dims) {
   const auto marks = attrs.get_ints(output ? kBlockedOutputsAttr : kBlockedInputsAttr);
   if (!marks || std::find(marks->begin(), marks->end(), static_cast<int64_t>(index)) == marks->end()) return 0;
-  const int64_t b = channel_block();
+  int64_t b = channel_block();
+  if (const int64_t cap = attrs.get_int(kBlockedMaxAttr, 0); cap > 0) b = std::min(b, cap);
   if (b == 0 || dt != graph::DType::kFloat32 || dims.size() < 3 || dims.size() > 5) return 0;
   return dims[1] > 0 && dims[1] % b == 0 ? b : 0;
 }

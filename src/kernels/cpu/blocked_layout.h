@@ -24,6 +24,12 @@ namespace openacl::kernels::cpu {
 // allows to be blocked). Serialised with the graph, so they travel in the .om.
 inline constexpr const char* kBlockedInputsAttr = "__openacl_blocked_inputs";
 inline constexpr const char* kBlockedOutputsAttr = "__openacl_blocked_outputs";
+// Node attribute (int): the largest block its marked tensors may take. The
+// layout pass sets 8 on every node of a connected blocked region holding a
+// channel count that is a multiple of 8 but not of 16 (24, 40, 72...):
+// there, on AVX-512, 8-blocks everywhere beat 16-blocks with those tensors
+// plain or reordered at each boundary (MobileNetV2 7.8 -> 7.3 ms).
+inline constexpr const char* kBlockedMaxAttr = "__openacl_blocked_max";
 
 // Channel block of this machine's oneDNN kernels (8 or 16); 0 without oneDNN.
 int64_t channel_block();
@@ -35,7 +41,8 @@ void set_channel_block_for_testing(int64_t block);
 // THE predicate: the block (elements of C per block) of input (`output`
 // false) or output `index` of a node with attributes `attrs`, for a tensor of
 // dtype `dt` and dims `dims`; 0 = plain row-major. Blocked only when marked,
-// float32, rank 3..5 and C % block == 0.
+// float32, rank 3..5 and C % block == 0, where block is channel_block()
+// capped by the node's kBlockedMaxAttr.
 int64_t blocked_block(const graph::AttributeMap& attrs, bool output, size_t index, graph::DType dt,
                       const std::vector<int64_t>& dims);
 // Same, for a compile-time type (0 unless its shape is fully known).
