@@ -43,9 +43,30 @@ bool same_shape(const Value* a, const Value* b) {
   return a && b && a->type.shape && b->type.shape && *a->type.shape == *b->type.shape;
 }
 
+// A Mul of a tensor by a per-channel scale of the same rank ([N or 1, C, 1,
+// ...]: a squeeze-excite gate): the index of the scale, else -1. The Mul
+// kernel reads the tensor blocked and the scale plain.
+int channel_scale_input(const Node& n) {
+  if (!n.domain.empty() || n.op_type != "Mul" || n.inputs.size() != 2 || n.outputs.size() != 1 || !n.output(0))
+    return -1;
+  for (int s = 0; s < 2; ++s) {
+    const Value* x = n.input(1 - s);
+    const Value* sc = n.input(s);
+    if (!same_shape(x, n.output(0)) || !sc || sc->type.dtype != graph::DType::kFloat32 || !sc->type.shape ||
+        !graph::fully_known(*sc->type.shape) || !graph::fully_known(*x->type.shape))
+      continue;
+    const graph::Shape &xs = *x->type.shape, &ss = *sc->type.shape;
+    bool ok = xs.size() >= 3 && ss.size() == xs.size() && (ss[0].value == 1 || ss[0] == xs[0]) && ss[1] == xs[1];
+    for (size_t i = 2; ok && i < ss.size(); ++i) ok = ss[i].value == 1;
+    if (ok && !same_shape(sc, n.output(0))) return s;
+  }
+  return -1;
+}
+
 // The tensor inputs of an element-wise node that share its output's layout.
 std::vector<size_t> ew_tensor_inputs(const Node& n) {
   if (is_unary_elementwise(n)) return {0};
+  if (const int s = channel_scale_input(n); s >= 0) return {static_cast<size_t>(1 - s)};
   std::vector<size_t> ins;
   for (size_t i = 0; i < n.inputs.size(); ++i) ins.push_back(i);
   return ins;

@@ -24,7 +24,10 @@
 //  - GlobalAveragePool: input 0 (its [N, C, 1..] output stays plain);
 //  - element-wise ops (Relu, Clip, Add, ... see layout.cpp), which are
 //    layout-agnostic when every tensor operand has the output's shape: their
-//    tensor operands and output share one layout.
+//    tensor operands and output share one layout;
+//  - Mul of a tensor by a per-channel scale of the same rank ([N or 1, C, 1,
+//    ...], a squeeze-excite gate): the tensor and the output share a layout,
+//    the scale stays plain (the Mul kernel broadcasts it over the blocks).
 // Values that must share a layout form a group; a group is marked whole or
 // not at all.
 #pragma once

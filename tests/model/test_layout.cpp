@@ -369,12 +369,52 @@ TEST_P(LayoutPass, RegionWithAMultipleOf8IsCappedAt8) {
   for (size_t i = 0; i < 2; ++i) expect_close(outs[1][i], outs[0][i], "output " + std::to_string(i));
 }
 
-// A Gemm (after Flatten) and a broadcasting Mul are not blocked readers.
+// A squeeze-excite gate: Mul of a blocked tensor by a plain per-channel
+// scale [1, C, 1, 1], in either operand order, stays blocked; the scale and
+// its producers stay plain. Outputs match the plain run.
+TEST_P(LayoutPass, ChannelScaleMulStaysBlocked) {
+  std::vector<std::vector<float>> outs[2];
+  for (int on = 0; on < 2; ++on) {
+    Builder b;
+    Value* x = b.input("x", {2, 16, 9, 7});
+    Value* a = b.conv("conv1", x, 16, 32, 3);
+    Value* s = b.op("sig", "Sigmoid", {b.conv("fc", b.op("gap", "GlobalAveragePool", {a}), 32, 32, 1)});
+    Value* m1 = b.op("mul1", "Mul", {s, a});  // scale first, as torchvision's SE writes it
+    Value* m2 = b.op("mul2", "Mul", {b.conv("conv2", m1, 32, 32, 3), s});
+    b.output(b.op("gap2", "GlobalAveragePool", {b.conv("conv3", m2, 32, 16, 1)}));
+    CompileOptions opt;
+    opt.blocked_layouts = on != 0;
+    std::unique_ptr<CompiledModel> cm;
+    Status st = CompiledModel::compile(b.g, opt, &cm);
+    ASSERT_TRUE(st.ok()) << st.message();
+    const int64_t block = kernels::cpu::channel_block();
+    for (const CompiledNode& cn : cm->nodes()) {
+      const std::string& n = cn.node->name;
+      if (n == "mul1" || n == "mul2") {
+        EXPECT_EQ(cn.output_blocks.at(0), on ? block : 0) << n;
+        const size_t scale = n == "mul1" ? 0 : 1;
+        EXPECT_EQ(cn.input_blocks.at(scale), 0) << n;
+        EXPECT_EQ(cn.input_blocks.at(1 - scale), on ? block : 0) << n;
+      }
+      if (n == "fc" || n == "sig") EXPECT_EQ(cn.output_blocks.at(0), 0) << n;
+    }
+    Executor e(std::shared_ptr<const CompiledModel>(std::move(cm)));
+    std::vector<float> xv = random_input(2 * 16 * 63);
+    std::vector<kernels::Tensor> out;
+    st = e.run({kernels::Tensor{DType::kFloat32, {2, 16, 9, 7}, xv.data()}}, &out);
+    ASSERT_TRUE(st.ok()) << st.message();
+    outs[on].emplace_back(out[0].as<float>(), out[0].as<float>() + out[0].elements());
+  }
+  expect_close(outs[1][0], outs[0][0], "output");
+}
+
+// A Gemm (after Flatten) and a Mul broadcasting other than per channel are
+// not blocked readers.
 TEST(LayoutMarks, LeavesOtherReadersPlain) {
   Builder b;
   Value* x = b.input("x", {1, 8, 6, 6});
   Value* c = b.conv("conv", x, 8, 16, 3);
-  Value* m = b.op("mul", "Mul", {c, b.constant({1, 16, 1, 1}, 1.f)});  // broadcast: not same-shape
+  Value* m = b.op("mul", "Mul", {c, b.constant({1, 1, 6, 6}, 1.f)});  // a spatial broadcast
   Value* f = nullptr;
   b.node("flatten", "Flatten", {b.conv("conv2", m, 16, 16, 1)}, &f);
   b.output(b.op("gemm", "Gemm", {f, b.constant({16 * 36, 4}, 0.1f)}));

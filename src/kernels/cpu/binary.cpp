@@ -6,10 +6,13 @@
 // results), and INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0 (no trap). Checking
 // for zero would need a pass over B before writing anything; a defined value
 // keeps the kernel one pass and never crashes.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "kernels/cpu/binary_common.h"
+#include "kernels/cpu/blocked_layout.h"
 
 namespace openacl::kernels::cpu {
 namespace {
@@ -137,6 +140,62 @@ Status sub(KernelContext& ctx) { return binary_same_type<kNumeric, false>(ctx, S
 Status mul(KernelContext& ctx) { return binary_same_type<kNumeric, false>(ctx, MulOp{}); }
 Status div(KernelContext& ctx) { return binary_same_type<kNumeric, false>(ctx, DivOp{}); }
 
+// Mul whose output the layout pass left channel-blocked while one operand is
+// a plain per-channel scale [N or 1, C, 1, ...] (a squeeze-excite gate,
+// model/layout.h): the scale's channel c multiplies lane c % b of block c / b.
+class BlockedChannelScaleMul final : public Kernel {
+ public:
+  BlockedChannelScaleMul(int64_t block, size_t scale) : block_(block), scale_(scale) {}
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(1 - scale_);
+    const Tensor& sc = ctx.input(scale_);
+    Tensor& y = ctx.output(0);
+    const int64_t b = block_;
+    bool ok = x.dtype == DType::kFloat32 && sc.dtype == DType::kFloat32 && x.dims == y.dims && y.rank() >= 3 &&
+              sc.rank() == y.rank() && (sc.dims[0] == 1 || sc.dims[0] == y.dims[0]) && sc.dims[1] == y.dims[1] &&
+              y.dims[1] % b == 0;
+    for (int64_t i = 2; ok && i < sc.rank(); ++i) ok = sc.dims[i] == 1;
+    if (!ok) return ctx.fail("blocked Mul takes a tensor and a per-channel scale (internal error)");
+    const int64_t N = y.dims[0], C = y.dims[1], blocks = C / b;
+    int64_t S = 1;
+    for (int64_t i = 2; i < y.rank(); ++i) S *= y.dims[i];
+    const float* xp = x.as<float>();
+    const float* sp = sc.as<float>();
+    float* yp = y.as<float>();
+    const bool per_image = sc.dims[0] != 1;
+    parallel_for(N * blocks, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, S * b)), [&](int64_t lo, int64_t hi) {
+      for (int64_t q = lo; q < hi; ++q) {
+        const float* scale = sp + (per_image ? q / blocks * C : 0) + q % blocks * b;
+        const float* in = xp + q * S * b;
+        float* out = yp + q * S * b;
+        for (int64_t s = 0; s < S; ++s)
+          for (int64_t j = 0; j < b; ++j) out[s * b + j] = in[s * b + j] * scale[j];
+      }
+    });
+    return Status::Ok();
+  }
+
+ private:
+  const int64_t block_;
+  const size_t scale_;
+};
+
+Status make_mul(const KernelInit& init, std::unique_ptr<Kernel>* out) {
+  if (init.num_inputs() == 2 && init.num_outputs() == 1 && init.has_input(0) && init.has_input(1)) {
+    if (const int64_t b = blocked_block(init.attrs(), true, 0, init.output(0))) {
+      const auto& y = init.output(0).shape;
+      for (size_t scale = 0; scale < 2; ++scale)
+        if (init.input(scale).shape != y) {
+          *out = std::make_unique<BlockedChannelScaleMul>(b, scale);
+          return Status::Ok();
+        }
+    }
+  }
+  *out = make_function_kernel(mul);  // same-shape operands (blocked or not) are flat arrays
+  return Status::Ok();
+}
+
 constexpr int64_t kCostlyGrain = 2048;
 
 Status mod(KernelContext& ctx) {
@@ -162,7 +221,7 @@ Status bitwise_xor(KernelContext& ctx) { return binary_same_type<kInts, false>(c
 
 OPENACL_REGISTER_KERNEL(Add, "cpu").types(numeric_types()).run(add);
 OPENACL_REGISTER_KERNEL(Sub, "cpu").types(numeric_types()).run(sub);
-OPENACL_REGISTER_KERNEL(Mul, "cpu").types(numeric_types()).run(mul);
+OPENACL_REGISTER_KERNEL(Mul, "cpu").types(numeric_types()).create(make_mul);
 OPENACL_REGISTER_KERNEL(Div, "cpu").types(numeric_types()).run(div);
 OPENACL_REGISTER_KERNEL(Mod, "cpu").types(numeric_types()).run(mod);
 OPENACL_REGISTER_KERNEL(BitShift, "cpu").types(int_types()).run(bitshift);
