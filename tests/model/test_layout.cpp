@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <random>
 
@@ -334,6 +335,30 @@ TEST_P(LayoutPass, ConvWithRuntimeWeights) {
   for (size_t i = 0; i < outs[0].size(); ++i) expect_close(outs[1][i], outs[0][i], "run " + std::to_string(i));
 }
 
+// Compiles b's graph with the layout pass on or off, lets `check` look at
+// the compiled nodes, runs it on a random input of `dims` and returns every
+// output.
+std::vector<std::vector<float>> compile_and_run(Builder& b, bool on, const std::vector<int64_t>& dims,
+                                                const std::function<void(const CompiledModel&)>& check) {
+  CompileOptions opt;
+  opt.blocked_layouts = on;
+  std::unique_ptr<CompiledModel> cm;
+  Status st = CompiledModel::compile(b.g, opt, &cm);
+  EXPECT_TRUE(st.ok()) << st.message();
+  if (!st.ok()) return {};
+  check(*cm);
+  Executor e(std::shared_ptr<const CompiledModel>(std::move(cm)));
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<float> xv = random_input(static_cast<size_t>(n));
+  std::vector<kernels::Tensor> out;
+  st = e.run({kernels::Tensor{DType::kFloat32, dims, xv.data()}}, &out);
+  EXPECT_TRUE(st.ok()) << st.message();
+  std::vector<std::vector<float>> values;
+  for (const auto& o : out) values.emplace_back(o.as<float>(), o.as<float>() + o.elements());
+  return values;
+}
+
 // A region holding a 24-channel tensor takes 8-blocks throughout (the
 // kBlockedMaxAttr cap); a region cut off from it by a plain graph output
 // keeps the machine's block. Outputs match the plain run either way.
@@ -345,25 +370,16 @@ TEST_P(LayoutPass, RegionWithAMultipleOf8IsCappedAt8) {
     Value* t = b.conv("conv3", b.conv("conv2", b.conv("conv1", x, 16, 32, 3), 32, 24, 1), 24, 32, 3);
     b.output(t);  // plain: the regions on either side are separate
     b.output(b.op("gap", "GlobalAveragePool", {b.conv("conv5", b.conv("conv4", t, 32, 16, 1), 16, 16, 3)}));
-    CompileOptions opt;
-    opt.blocked_layouts = on != 0;
-    std::unique_ptr<CompiledModel> cm;
-    Status st = CompiledModel::compile(b.g, opt, &cm);
-    ASSERT_TRUE(st.ok()) << st.message();
-    const int64_t block = kernels::cpu::channel_block();
-    for (const CompiledNode& cn : cm->nodes()) {
-      const std::string& n = cn.node->name;
-      const bool first = n == "conv1" || n == "conv2" || n == "conv3";
-      EXPECT_EQ(cn.node->attrs.get_int(kernels::cpu::kBlockedMaxAttr, 0), on && first ? 8 : 0) << n;
-      if (on && (n == "conv1" || n == "conv2")) EXPECT_EQ(cn.output_blocks.at(0), block ? 8 : 0) << n;
-      if (on && n == "conv4") EXPECT_EQ(cn.output_blocks.at(0), block) << n;
-    }
-    Executor e(std::shared_ptr<const CompiledModel>(std::move(cm)));
-    std::vector<float> xv = random_input(16 * 100);
-    std::vector<kernels::Tensor> out;
-    st = e.run({kernels::Tensor{DType::kFloat32, {1, 16, 10, 10}, xv.data()}}, &out);
-    ASSERT_TRUE(st.ok()) << st.message();
-    for (const auto& o : out) outs[on].emplace_back(o.as<float>(), o.as<float>() + o.elements());
+    outs[on] = compile_and_run(b, on != 0, {1, 16, 10, 10}, [&](const CompiledModel& cm) {
+      const int64_t block = kernels::cpu::channel_block();
+      for (const CompiledNode& cn : cm.nodes()) {
+        const std::string& n = cn.node->name;
+        const bool first = n == "conv1" || n == "conv2" || n == "conv3";
+        EXPECT_EQ(cn.node->attrs.get_int(kernels::cpu::kBlockedMaxAttr, 0), on && first ? 8 : 0) << n;
+        if (on && (n == "conv1" || n == "conv2")) EXPECT_EQ(cn.output_blocks.at(0), block ? 8 : 0) << n;
+        if (on && n == "conv4") EXPECT_EQ(cn.output_blocks.at(0), block) << n;
+      }
+    });
   }
   ASSERT_EQ(outs[1].size(), 2u);
   for (size_t i = 0; i < 2; ++i) expect_close(outs[1][i], outs[0][i], "output " + std::to_string(i));
@@ -382,29 +398,21 @@ TEST_P(LayoutPass, ChannelScaleMulStaysBlocked) {
     Value* m1 = b.op("mul1", "Mul", {s, a});  // scale first, as torchvision's SE writes it
     Value* m2 = b.op("mul2", "Mul", {b.conv("conv2", m1, 32, 32, 3), s});
     b.output(b.op("gap2", "GlobalAveragePool", {b.conv("conv3", m2, 32, 16, 1)}));
-    CompileOptions opt;
-    opt.blocked_layouts = on != 0;
-    std::unique_ptr<CompiledModel> cm;
-    Status st = CompiledModel::compile(b.g, opt, &cm);
-    ASSERT_TRUE(st.ok()) << st.message();
-    const int64_t block = kernels::cpu::channel_block();
-    for (const CompiledNode& cn : cm->nodes()) {
-      const std::string& n = cn.node->name;
-      if (n == "mul1" || n == "mul2") {
-        EXPECT_EQ(cn.output_blocks.at(0), on ? block : 0) << n;
-        const size_t scale = n == "mul1" ? 0 : 1;
-        EXPECT_EQ(cn.input_blocks.at(scale), 0) << n;
-        EXPECT_EQ(cn.input_blocks.at(1 - scale), on ? block : 0) << n;
+    outs[on] = compile_and_run(b, on != 0, {2, 16, 9, 7}, [&](const CompiledModel& cm) {
+      const int64_t block = kernels::cpu::channel_block();
+      for (const CompiledNode& cn : cm.nodes()) {
+        const std::string& n = cn.node->name;
+        if (n == "mul1" || n == "mul2") {
+          EXPECT_EQ(cn.output_blocks.at(0), on ? block : 0) << n;
+          const size_t scale = n == "mul1" ? 0 : 1;
+          EXPECT_EQ(cn.input_blocks.at(scale), 0) << n;
+          EXPECT_EQ(cn.input_blocks.at(1 - scale), on ? block : 0) << n;
+        }
+        if (n == "fc" || n == "sig") EXPECT_EQ(cn.output_blocks.at(0), 0) << n;
       }
-      if (n == "fc" || n == "sig") EXPECT_EQ(cn.output_blocks.at(0), 0) << n;
-    }
-    Executor e(std::shared_ptr<const CompiledModel>(std::move(cm)));
-    std::vector<float> xv = random_input(2 * 16 * 63);
-    std::vector<kernels::Tensor> out;
-    st = e.run({kernels::Tensor{DType::kFloat32, {2, 16, 9, 7}, xv.data()}}, &out);
-    ASSERT_TRUE(st.ok()) << st.message();
-    outs[on].emplace_back(out[0].as<float>(), out[0].as<float>() + out[0].elements());
+    });
   }
+  ASSERT_EQ(outs[1].size(), 1u);
   expect_close(outs[1][0], outs[0][0], "output");
 }
 
