@@ -59,7 +59,9 @@ struct CompileOptions {
   // (madvise MADV_DONTNEED): kernels that packed the weights no longer need
   // them, and a later read, by a kernel that reads in place or one built
   // later for another shape, faults them back in from the file. So prepacked
-  // weights are not held twice, and load peaks at about one layer's original.
+  // weights are not held twice once loaded (the .om's checksum has already
+  // touched every weight page, so the load itself still peaks at the
+  // originals plus the copies built so far).
   const void* release_begin = nullptr;
   size_t release_size = 0;
 };

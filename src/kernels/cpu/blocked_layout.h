@@ -28,7 +28,7 @@ inline constexpr const char* kBlockedOutputsAttr = "__openacl_blocked_outputs";
 // layout pass sets 8 on every node of a connected blocked region holding a
 // channel count that is a multiple of 8 but not of 16 (24, 40, 72...):
 // there, on AVX-512, 8-blocks everywhere beat 16-blocks with those tensors
-// plain or reordered at each boundary (MobileNetV2 7.8 -> 7.3 ms).
+// plain or reordered at each boundary (MobileNetV2 7.8 -> 7.35 ms).
 inline constexpr const char* kBlockedMaxAttr = "__openacl_blocked_max";
 
 // Channel block of this machine's oneDNN kernels (8 or 16); 0 without oneDNN.
