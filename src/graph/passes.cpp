@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -353,6 +355,134 @@ Status fuse_layernorm(Graph& g, size_t* rewrites) {
       if (n) g.remove_node(n);
     ln->outputs = {y};
     y->producer = ln;
+    ++*rewrites;
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// The input of v's producer when that is a Transpose with exactly `perm`.
+Value* transposed_from(const Value* v, std::initializer_list<int64_t> perm) {
+  const Node* t = v ? v->producer : nullptr;
+  if (!t || t->op_type != "Transpose" || !t->domain.empty() || t->inputs.size() != 1) return nullptr;
+  const auto p = t->attrs.get_ints("perm");
+  return p && std::equal(p->begin(), p->end(), perm.begin(), perm.end()) ? t->input(0) : nullptr;
+}
+
+// v = Reshape(x, [B, S, H, D]) of a float32 x [B, S, H*D] with H and D
+// known: returns x and sets *heads, *size.
+Value* heads_of(const Value* v, int64_t* heads, int64_t* size) {
+  const Node* r = v ? v->producer : nullptr;
+  if (!r || r->op_type != "Reshape" || !r->domain.empty() || !r->output(0)) return nullptr;
+  Value* x = r->input(0);
+  if (!x || x->type.dtype != DType::kFloat32 || x->type.rank() != 3 || v->type.rank() != 4) return nullptr;
+  const Shape& in = *x->type.shape;
+  const Shape& out = *v->type.shape;
+  if (!(in[0] == out[0]) || !(in[1] == out[1]) || !out[2].known() || !out[3].known() || !in[2].known() ||
+      in[2].value != out[2].value * out[3].value || out[2].value < 1)
+    return nullptr;
+  *heads = out[2].value;
+  *size = out[3].value;
+  return x;
+}
+
+// The mask operand m of Add(scores, m) when it broadcasts to the scores
+// without growing them and has the key length as its last dim.
+bool is_attention_mask(const Value* m, const Shape& scores) {
+  if (!m || m->type.dtype != DType::kFloat32 || !m->type.shape || m->type.rank() < 1 || m->type.rank() > 4)
+    return false;
+  const Shape& ms = *m->type.shape;
+  const size_t off = scores.size() - ms.size();
+  for (size_t i = 0; i < ms.size(); ++i)
+    if (!(ms[i] == scores[off + i]) && !(ms[i].known() && ms[i].value == 1 && i + 1 < ms.size())) return false;
+  return true;
+}
+
+}  // namespace
+
+Status fuse_attention(Graph& g, size_t* rewrites) {
+  *rewrites = 0;
+  std::vector<Node*> softmaxes;
+  for (const auto& n : g.nodes())
+    if (n->op_type == "Softmax" && n->domain.empty() && n->inputs.size() == 1 && n->outputs.size() == 1)
+      softmaxes.push_back(n.get());
+  for (Node* sm : softmaxes) {
+    Value* s = sm->input(0);
+    if (!s || s->type.dtype != DType::kFloat32 || s->type.rank() != 4 || s->consumers.size() != 1 ||
+        s->is_graph_output)
+      continue;
+    int64_t axis = sm->attrs.get_int("axis", sm->opset >= 13 ? -1 : 1);
+    if (axis < 0) axis += 4;
+    if (axis != 3) continue;
+    // Backwards from the Softmax: [Add mask] <- [Div/Mul scalar] <- MatMul.
+    Node* add = nullptr;
+    Node* scale_node = nullptr;
+    Value* mask = nullptr;
+    float scale = 1.f;
+    Node* n = s->producer;
+    if (n && n->op_type == "Add" && n->domain.empty() && n->inputs.size() == 2) {
+      for (int side = 0; side < 2 && !add; ++side) {
+        Value* a = n->input(side);
+        Value* m = n->input(1 - side);
+        Node* p = a ? a->producer : nullptr;
+        if (a && m && a != m && p && (p->op_type == "Div" || p->op_type == "Mul" || p->op_type == "MatMul") &&
+            a->type.shape && *a->type.shape == *s->type.shape && is_attention_mask(m, *s->type.shape))
+          add = n, mask = m;
+      }
+      if (!add) continue;
+      Value* a = other_operand(add, mask);
+      if (a->consumers.size() != 1 || a->is_graph_output) continue;
+      n = a->producer;
+    }
+    if (n && (n->op_type == "Div" || n->op_type == "Mul") && n->domain.empty() && n->inputs.size() == 2) {
+      float c = 0;
+      Value* a = n->input(0);
+      if (n->op_type == "Mul" && scalar_f32(n->input(0), &c)) a = n->input(1);
+      else if (!scalar_f32(n->input(1), &c)) continue;
+      if (!a || a->consumers.size() != 1 || a->is_graph_output || !(c != 0.f) || !std::isfinite(c)) continue;
+      scale = n->op_type == "Div" ? 1.f / c : c;
+      scale_node = n;
+      n = a->producer;
+    }
+    if (!n || n->op_type != "MatMul" || !n->domain.empty() || n->inputs.size() != 2) continue;
+    Node* qk = n;
+    // Q = Transpose(Reshape(q), 0 2 1 3); Kt = Transpose(Reshape(k), 0 2 3 1)
+    // or Transpose(Transpose(Reshape(k), 0 2 1 3), 0 1 3 2).
+    int64_t hq = 0, dq = 0, hk = 0, dk = 0, hv = 0, dv = 0;
+    Value* q = heads_of(transposed_from(qk->input(0), {0, 2, 1, 3}), &hq, &dq);
+    Value* kt = transposed_from(qk->input(1), {0, 2, 3, 1});
+    if (!kt)
+      if (Value* kh = transposed_from(qk->input(1), {0, 1, 3, 2})) kt = transposed_from(kh, {0, 2, 1, 3});
+    Value* k = heads_of(kt, &hk, &dk);
+    // Forwards: MatMul with V, Transpose back, Reshape to [B, S, H*D].
+    Node* pv = sole_reader(sm->output(0), "MatMul");
+    if (!q || !k || !pv || pv->input(0) != sm->output(0)) continue;
+    Value* v = heads_of(transposed_from(pv->input(1), {0, 2, 1, 3}), &hv, &dv);
+    Node* back = sole_reader(pv->output(0), "Transpose");
+    const auto perm = back ? back->attrs.get_ints("perm") : std::nullopt;
+    if (!v || !perm || *perm != std::vector<int64_t>{0, 2, 1, 3}) continue;
+    Node* merge = sole_reader(back->output(0), "Reshape");
+    if (!merge) continue;
+    Value* y = merge->output(0);
+    if (hq != hk || hq != hv || dq != dk || y->type.rank() != 3 || y->type.dtype != DType::kFloat32) continue;
+    const Shape& ys = *y->type.shape;
+    const Shape& qs = *q->type.shape;
+    const Shape& ks = *k->type.shape;
+    const Shape& vs = *v->type.shape;
+    if (!(ys[0] == qs[0]) || !(ys[1] == qs[1]) || !ys[2].known() || ys[2].value != hq * dv || !(ks[0] == qs[0]) ||
+        !(vs[0] == qs[0]) || !(vs[1] == ks[1]))
+      continue;
+    // The scores' key axis is k's sequence axis; the mask was checked against it.
+    Node* att = g.add_node(sm->name.empty() ? "" : sm->name + "/attention", "Attention",
+                           mask ? std::vector<Value*>{q, k, v, mask} : std::vector<Value*>{q, k, v}, {}, "", 23);
+    att->attrs.set("q_num_heads", int_attr(hq));
+    att->attrs.set("kv_num_heads", int_attr(hq));
+    att->attrs.set("scale", float_attr(scale));
+    for (Node* dead : {merge, back, pv, sm, add, scale_node, qk})
+      if (dead) g.remove_node(dead);
+    att->outputs = {y};
+    y->producer = att;
     ++*rewrites;
   }
   return Status::Ok();

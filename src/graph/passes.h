@@ -46,6 +46,20 @@ Status fuse_gelu(Graph& g, size_t* rewrites);
 // becomes one LayerNormalization (opset 17, axis -1). float32.
 Status fuse_layernorm(Graph& g, size_t* rewrites);
 
+// Scaled dot-product attention written out, as exporters emit it from
+// per-head code (BERT, ViT, most encoders): q, k, v [B, S, H*D] each
+// Reshape-d to [B, S, H, D]; Q = Transpose(q, 0 2 1 3), Kt = Transpose(k,
+// 0 2 3 1) (or Transpose(Transpose(k, 0 2 1 3), 0 1 3 2)), V likewise;
+// MatMul(Q, Kt), then optionally Div or Mul by a scalar constant, optionally
+// Add of a float32 mask that broadcasts to the scores without growing them
+// (its last dim the key length), Softmax over the last axis, MatMul with V,
+// Transpose(0 2 1 3), Reshape to [B, S, H*D]. Becomes one Attention node
+// (opset 23, 3-D form: q_num_heads = kv_num_heads = H, scale from the
+// Div/Mul or 1) on q, k, v and the mask; the per-head views are never
+// materialised. float32; the intermediate scores, probabilities and context
+// must have no other reader.
+Status fuse_attention(Graph& g, size_t* rewrites);
+
 // A MatMul with a constant 2-D float32 B absorbs what follows it:
 //  - an Add of a constant with B's N columns (the bias): input 2, attribute
 //    kFusedBiasAttr;

@@ -6,11 +6,16 @@
 // A row whose bias is -inf everywhere (fully masked) yields zeros, as the spec
 // requires, instead of NaN.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include <dnnl.h>
+
 #include "kernels/cpu/cpu_common.h"
+#include "kernels/cpu/simd8.h"
+#include "kernels/cpu/softmax_row.h"
 
 namespace openacl::kernels::cpu {
 namespace {
@@ -28,6 +33,73 @@ HeadView view_of(const Tensor& t, int64_t heads, int64_t d) {
 template <class T>
 float as_float(const void* p, int64_t i) {
   return static_cast<float>(load(static_cast<const T*>(p)[i]));
+}
+
+// s[j] += m[j] (m may be null); returns the row's max (NaN ignored).
+OPENACL_AVX2_CLONES float add_mask_max(float* s, const float* m, int64_t n) {
+  v8f mv = v8f{} - std::numeric_limits<float>::infinity();
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    v8f x = ld8(s + j);
+    if (m) {
+      x += ld8(m + j);
+      st8(s + j, x);
+    }
+    mv = x > mv ? x : mv;
+  }
+  float mx = mv[0];
+  for (int l = 1; l < 8; ++l) mx = std::max(mx, mv[l]);
+  for (; j < n; ++j) {
+    if (m) s[j] += m[j];
+    mx = std::max(mx, s[j]);
+  }
+  return mx;
+}
+
+// The float32 case real models reach (a plain or fused encoder attention: no
+// cache, no causal or window limits, no softcap, only output 0, an additive
+// float mask covering every key): per (batch, head, block of query rows) one
+// sgemm for the scores, mask and softmax while they are in cache, one sgemm
+// into Y. Q, K, V and Y are read and written through their strides, so the
+// 3-D [B, S, H*D] form needs no copies. A fully masked row gives zeros.
+struct FastAttention {
+  const float *q, *k, *v, *mask;
+  float* y;
+  HeadView qv, kv, vv, yv;
+  int64_t ms[3];  // mask strides over batch, head, query row (keys: 1)
+  int64_t batch, hq, group, sq, skv, dk, dv;
+  float scale;
+};
+
+Status run_fast(const KernelContext& ctx, const FastAttention& a) {
+  constexpr int64_t kRows = 64;  // a 64 x skv score block stays in L2
+  const int64_t blocks = (a.sq + kRows - 1) / kRows;
+  std::atomic<bool> failed{false};
+  parallel_for(a.batch * a.hq * blocks, 1, [&](int64_t t0, int64_t t1) {
+    thread_local std::vector<float> buf;
+    if (buf.size() < static_cast<size_t>(kRows * a.skv)) buf.resize(static_cast<size_t>(kRows * a.skv));
+    float* s = buf.data();
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t blk = t % blocks, h = (t / blocks) % a.hq, b = t / (blocks * a.hq), kh = h / a.group;
+      const int64_t i0 = blk * kRows, m = std::min(kRows, a.sq - i0);
+      const float* qp = a.q + b * a.qv.sb + h * a.qv.sh + i0 * a.qv.ss;
+      const float* kp = a.k + b * a.kv.sb + kh * a.kv.sh;
+      const float* vp = a.v + b * a.vv.sb + kh * a.vv.sh;
+      float* yp = a.y + b * a.yv.sb + h * a.yv.sh + i0 * a.yv.ss;
+      bool ok = dnnl_sgemm('N', 'T', m, a.skv, a.dk, a.scale, qp, a.qv.ss, kp, a.kv.ss, 0.f, s, a.skv) == dnnl_success;
+      for (int64_t r = 0; r < m && ok; ++r) {
+        float* row = s + r * a.skv;
+        const float* mrow = a.mask ? a.mask + b * a.ms[0] + h * a.ms[1] + (i0 + r) * a.ms[2] : nullptr;
+        if (add_mask_max(row, mrow, a.skv) == -std::numeric_limits<float>::infinity())
+          std::fill(row, row + a.skv, 0.f);
+        else
+          softmax_row_f32(row, row, a.skv, false);
+      }
+      ok = ok && dnnl_sgemm('N', 'N', m, a.dv, a.skv, 1.f, s, a.skv, vp, a.vv.ss, 0.f, yp, a.yv.ss) == dnnl_success;
+      if (!ok) failed = true;
+    }
+  });
+  return failed ? ctx.fail("oneDNN sgemm failed") : Status::Ok();
 }
 
 template <class T>
@@ -71,9 +143,10 @@ Status attention_typed(KernelContext& ctx) {
   }
   const int64_t total = past + skv;
   // K, V with the cache in front: [B, Hkv, total, D], in compute type.
-  std::vector<C> kall(static_cast<size_t>(batch * hkv * total * dk)), vall(static_cast<size_t>(batch * hkv * total * dv));
+  std::vector<C> kall, vall;  // sized by gather (the fast path needs neither)
   auto gather = [&](const Tensor& src, const Tensor* pst, int64_t d, std::vector<C>& dst, Tensor* present) {
     const HeadView sv = view_of(src, hkv, d);
+    dst.resize(static_cast<size_t>(batch * hkv * total * d));
     const T* s = src.as<T>();
     T* pr = present ? present->as<T>() : nullptr;
     for (int64_t b = 0; b < batch; ++b)
@@ -88,22 +161,21 @@ Status attention_typed(KernelContext& ctx) {
   };
   Tensor* present_k = ctx.num_outputs() > 1 && ctx.has_output(1) ? &ctx.output(1) : nullptr;
   Tensor* present_v = ctx.num_outputs() > 2 && ctx.has_output(2) ? &ctx.output(2) : nullptr;
-  gather(k, has_past ? &ctx.input(4) : nullptr, dk, kall, present_k);
-  gather(v, has_past ? &ctx.input(5) : nullptr, dv, vall, present_v);
 
   // Mask: right-aligned broadcast to [B, Hq, Sq, Tm]; keys past Tm are masked.
   const Tensor* mask = ctx.has_input(3) && ctx.input(3).data ? &ctx.input(3) : nullptr;
-  std::vector<int64_t> mstride(4, 0);
+  int64_t mstride[4] = {0, 0, 0, 0};
   int64_t mlen = total;
   if (mask) {
     if (mask->rank() < 1 || mask->rank() > 4) return ctx.fail("attn_mask must have rank 1..4");
-    const std::vector<int64_t> full{batch, hq, sq, mask->dims.back()};
-    const std::vector<int64_t> own = strides_of(mask->dims);
+    const int64_t full[4] = {batch, hq, sq, mask->dims.back()};
     const int64_t off = 4 - mask->rank();
-    for (int64_t i = 0; i < mask->rank(); ++i) {
+    int64_t own = 1;  // row-major stride of mask dim i
+    for (int64_t i = mask->rank() - 1; i >= 0; --i) {
       const int64_t md = mask->dims[i], fd = full[off + i];
       if (md != 1 && md != fd) return ctx.fail("attn_mask does not broadcast to [batch, heads, q_seq, kv_seq]");
-      mstride[off + i] = md == 1 ? 0 : own[i];
+      mstride[off + i] = md == 1 ? 0 : own;
+      own *= md;
     }
     mlen = mask->dims.back();
     if (mlen > total) return ctx.fail("attn_mask's last dim %lld exceeds the key length %lld", (long long)mlen, (long long)total);
@@ -112,8 +184,9 @@ Status attention_typed(KernelContext& ctx) {
       return ctx.fail("attn_mask must be bool or float");
   }
   const Tensor* nonpad = ctx.num_inputs() > 6 && ctx.has_input(6) ? &ctx.input(6) : nullptr;
-  std::vector<int64_t> valid(static_cast<size_t>(batch), total);
+  std::vector<int64_t> valid;  // keys per batch entry, with nonpad_kv_seqlen only
   if (nonpad) {
+    valid.assign(static_cast<size_t>(batch), total);
     if (has_past) return ctx.fail("nonpad_kv_seqlen cannot be combined with past_key/past_value");
     if (nonpad->elements() != batch) return ctx.fail("nonpad_kv_seqlen must have batch entries");
     if (nonpad->dtype != DType::kInt64 && nonpad->dtype != DType::kInt32) return ctx.fail("nonpad_kv_seqlen must be int64");
@@ -127,6 +200,19 @@ Status attention_typed(KernelContext& ctx) {
   const int64_t mode = at.get_int("qk_matmul_output_mode", 0);
   float scale = at.get_float("scale", 0.f);
   if (!at.has("scale")) scale = 1.f / std::sqrt(static_cast<float>(dq));
+  if constexpr (std::is_same_v<T, float>) {
+    const bool extra_outputs = present_k || present_v || (ctx.num_outputs() > 3 && ctx.has_output(3));
+    if (!has_past && !nonpad && !causal && !window && softcap == 0.f && !extra_outputs && total > 0 &&
+        (!mask || (mask->dtype == DType::kFloat32 && mlen == total))) {
+      FastAttention a{q.as<float>(), k.as<float>(), v.as<float>(), mask ? mask->as<float>() : nullptr,
+                      ctx.output(0).as<float>(), view_of(q, hq, dq), view_of(k, hkv, dk), view_of(v, hkv, dv),
+                      r == 4 ? HeadView{hq * sq * dv, sq * dv, dv} : HeadView{sq * hq * dv, dv, hq * dv},
+                      {mstride[0], mstride[1], mstride[2]}, batch, hq, hq / hkv, sq, skv, dk, dv, scale};
+      return run_fast(ctx, a);
+    }
+  }
+  gather(k, has_past ? &ctx.input(4) : nullptr, dk, kall, present_k);
+  gather(v, has_past ? &ctx.input(5) : nullptr, dv, vall, present_v);
   Tensor& y = ctx.output(0);
   Tensor* qk_out = ctx.num_outputs() > 3 && ctx.has_output(3) ? &ctx.output(3) : nullptr;
   const HeadView qv = view_of(q, hq, dq);

@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/reduce_util.h"
 #include "kernels/cpu/simd8.h"
+#include "kernels/cpu/softmax_row.h"
 
 namespace openacl::kernels::cpu {
 namespace {
@@ -78,8 +79,8 @@ inline void exp_lanes(const float* x, const float* m, float* y, float* s, int64_
   }
 }
 
-// One contiguous float32 row of Softmax (log_mode false) or LogSoftmax,
-// 8 lanes at a time (AVX2 where the CPU has it). y may be x.
+}  // namespace
+
 OPENACL_AVX2_CLONES void softmax_row_f32(const float* x, float* y, int64_t n, bool log_mode) {
   // The max ignores NaN (as std::max does); a NaN input still makes the row NaN via its exp.
   v8f mv = v8f{} - std::numeric_limits<float>::infinity();
@@ -111,6 +112,8 @@ OPENACL_AVX2_CLONES void softmax_row_f32(const float* x, float* y, int64_t n, bo
     for (i = 0; i < n; ++i) y[i] = x[i] - sub;
   }
 }
+
+namespace {
 
 template <Mode M, class T>
 void row_contiguous(const T* x, T* y, int64_t n) {

@@ -1,0 +1,212 @@
+// Scaled dot-product attention written out per head, as exporters emit it
+// (graph::fuse_attention): the fused model (one Attention node, run by the
+// kernel's sgemm path) must give what the unfused one gives, and the pass
+// must leave alone what is not exactly that pattern.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "graph/passes.h"
+#include "model/compiled_model.h"
+#include "model/executor.h"
+
+namespace openacl::model {
+namespace {
+
+using graph::DType;
+using graph::Graph;
+using graph::Node;
+using graph::Value;
+
+constexpr int64_t kB = 2, kH = 3, kD = 4;
+
+enum class Scale { kNone, kDiv, kMul };
+enum class Mask { kNone, kPerKey, kPerBatchKey, kFull, kKeyBroadcast };
+
+struct Case {
+  const char* name;
+  int64_t sq, skv;       // query and key lengths (cross-attention when they differ)
+  Scale scale;
+  Mask mask;
+  bool mask_first;       // Add(mask, scores)
+  bool two_transposes;   // Kt = Transpose(Transpose(k, 0 2 1 3), 0 1 3 2)
+  bool scores_output;    // the scores are also a graph output: left alone
+  bool masked_row;       // one query row masked with -inf everywhere
+  size_t nodes_fused;    // expected nodes after compile with folding
+};
+
+Value* int_constant(Graph& g, const std::string& name, const std::vector<int64_t>& v) {
+  const int64_t n = static_cast<int64_t>(v.size());
+  Value* c = g.add_value(name, graph::TensorType{DType::kInt64, graph::Shape{n}});
+  c->constant = graph::TensorData::copy_of(DType::kInt64, {n}, v.data(), v.size() * 8);
+  return c;
+}
+
+Value* float_constant(Graph& g, const std::string& name, float v) {
+  Value* c = g.add_value(name, graph::TensorType{DType::kFloat32, graph::Shape{}});
+  c->constant = graph::TensorData::copy_of(DType::kFloat32, {}, &v, 4);
+  return c;
+}
+
+graph::Attribute ints(std::vector<int64_t> v) {
+  graph::Attribute a;
+  a.kind = graph::Attribute::Kind::kInts;
+  a.ints = std::move(v);
+  return a;
+}
+
+std::vector<int64_t> mask_dims(const Case& k) {
+  switch (k.mask) {
+    case Mask::kPerKey: return {k.skv};
+    case Mask::kPerBatchKey: return {kB, 1, 1, k.skv};
+    case Mask::kFull: return {kB, kH, k.sq, k.skv};
+    case Mask::kKeyBroadcast: return {kB, 1, k.sq, 1};
+    case Mask::kNone: break;
+  }
+  return {};
+}
+
+std::vector<float> run(const Case& k, bool fold, size_t* nodes) {
+  auto gp = std::make_shared<Graph>();
+  Graph& g = *gp;
+  g.opsets()[""] = 17;
+  auto input = [&](const char* name, std::vector<int64_t> dims) {
+    Value* v = g.add_value(name, graph::TensorType{DType::kFloat32, graph::Shape(dims.begin(), dims.end())});
+    v->is_graph_input = true;
+    g.inputs().push_back(v);
+    return v;
+  };
+  auto node = [&](const char* op, std::vector<Value*> ins, const std::string& out_name) {
+    Value* out = g.add_value(out_name);
+    return std::make_pair(g.add_node(out_name, op, std::move(ins), {out}, "", 17), out);
+  };
+  auto transpose = [&](Value* x, std::vector<int64_t> perm, const std::string& out_name) {
+    auto [n, out] = node("Transpose", {x}, out_name);
+    n->attrs.set("perm", ints(std::move(perm)));
+    return out;
+  };
+  Value* q = input("q", {kB, k.sq, kH * kD});
+  Value* kk = input("k", {kB, k.skv, kH * kD});
+  Value* v = input("v", {kB, k.skv, kH * kD});
+  Value* mask = k.mask == Mask::kNone ? nullptr : input("mask", mask_dims(k));
+  auto heads = [&](Value* x, int64_t s, const std::string& name) {
+    return node("Reshape", {x, int_constant(g, name + "_shape", {kB, s, kH, kD})}, name + "_heads").second;
+  };
+  Value* qh = transpose(heads(q, k.sq, "q"), {0, 2, 1, 3}, "qh");
+  Value* kt = k.two_transposes ? transpose(transpose(heads(kk, k.skv, "k"), {0, 2, 1, 3}, "kh"), {0, 1, 3, 2}, "kt")
+                               : transpose(heads(kk, k.skv, "k"), {0, 2, 3, 1}, "kt");
+  Value* vh = transpose(heads(v, k.skv, "v"), {0, 2, 1, 3}, "vh");
+  Value* s = node("MatMul", {qh, kt}, "scores").second;
+  Value* scores = s;
+  if (k.scale == Scale::kDiv) s = node("Div", {s, float_constant(g, "sqrt_d", 2.f)}, "scaled").second;
+  if (k.scale == Scale::kMul) s = node("Mul", {float_constant(g, "inv_sqrt_d", 0.5f), s}, "scaled").second;
+  if (mask) s = node("Add", k.mask_first ? std::vector<Value*>{mask, s} : std::vector<Value*>{s, mask}, "masked").second;
+  auto [sm, p] = node("Softmax", {s}, "probs");
+  sm->attrs.set("axis", [] {
+    graph::Attribute a;
+    a.kind = graph::Attribute::Kind::kInt;
+    a.i = -1;
+    return a;
+  }());
+  Value* ctx = transpose(node("MatMul", {p, vh}, "context").second, {0, 2, 1, 3}, "context_t");
+  Value* y = node("Reshape", {ctx, int_constant(g, "y_shape", {kB, k.sq, kH * kD})}, "y").second;
+  y->is_graph_output = true;
+  g.outputs().push_back(y);
+  if (k.scores_output) {
+    scores->is_graph_output = true;
+    g.outputs().push_back(scores);
+  }
+  CompileOptions opt;
+  opt.fold_constants = fold;
+  std::unique_ptr<CompiledModel> cm;
+  Status st = CompiledModel::compile(gp, opt, &cm);
+  EXPECT_TRUE(st.ok()) << st.message();
+  if (!st.ok()) return {};
+  *nodes = cm->nodes().size();
+  std::shared_ptr<const CompiledModel> shared(std::move(cm));
+  Executor ex(shared);
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  auto random = [&](std::vector<int64_t> dims) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& e : x) e = nd(rng);
+    return x;
+  };
+  std::vector<float> qv = random({kB, k.sq, kH * kD}), kv = random({kB, k.skv, kH * kD}),
+                     vv = random({kB, k.skv, kH * kD}), mv;
+  std::vector<kernels::Tensor> in = {{DType::kFloat32, {kB, k.sq, kH * kD}, qv.data()},
+                                     {DType::kFloat32, {kB, k.skv, kH * kD}, kv.data()},
+                                     {DType::kFloat32, {kB, k.skv, kH * kD}, vv.data()}};
+  if (mask) {
+    mv = random(mask_dims(k));
+    for (size_t i = 0; i < mv.size(); i += 3) mv[i] = -10000.f;  // some keys masked, as BERT's padding
+    if (k.masked_row) std::fill(mv.begin(), mv.begin() + k.skv, -INFINITY);
+    in.push_back({DType::kFloat32, mask_dims(k), mv.data()});
+  }
+  std::vector<kernels::Tensor> out;
+  st = ex.run(in, &out);
+  EXPECT_TRUE(st.ok()) << st.message();
+  if (!st.ok()) return {};
+  return std::vector<float>(out[0].as<float>(), out[0].as<float>() + out[0].elements());
+}
+
+TEST(Fusion, WrittenOutAttentionMatchesUnfused) {
+  const std::vector<Case> cases = {
+      {"BERT form: Div, mask [B,1,1,S]", 5, 5, Scale::kDiv, Mask::kPerBatchKey, false, false, false, false, 1},
+      {"Mul(c, s), Add(mask, s), two transposes", 5, 5, Scale::kMul, Mask::kPerBatchKey, true, true, false, false, 1},
+      {"no scale, no mask", 5, 5, Scale::kNone, Mask::kNone, false, false, false, false, 1},
+      {"cross-attention, rank-1 mask", 3, 7, Scale::kDiv, Mask::kPerKey, false, false, false, false, 1},
+      {"full mask, a fully masked row", 70, 70, Scale::kDiv, Mask::kFull, false, false, false, true, 1},
+      {"long rows: several row blocks", 130, 9, Scale::kMul, Mask::kNone, false, false, false, false, 1},
+      {"mask broadcast over keys: left alone", 5, 5, Scale::kDiv, Mask::kKeyBroadcast, false, false, false, false, 13},
+      {"scores also an output: left alone", 5, 5, Scale::kDiv, Mask::kPerBatchKey, false, false, true, false, 13},
+  };
+  for (const Case& k : cases) {
+    size_t unfused_nodes = 0, fused_nodes = 0;
+    const std::vector<float> ref = run(k, false, &unfused_nodes);
+    const std::vector<float> got = run(k, true, &fused_nodes);
+    EXPECT_EQ(fused_nodes, k.nodes_fused) << k.name << " (unfused: " << unfused_nodes << " nodes)";
+    ASSERT_EQ(ref.size(), got.size()) << k.name;
+    ASSERT_FALSE(ref.empty()) << k.name;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      if (k.masked_row && std::isnan(ref[i])) {  // softmax of -inf everywhere: NaN unfused, zeros fused
+        EXPECT_EQ(got[i], 0.f) << k.name << " at " << i;
+        continue;
+      }
+      ASSERT_NEAR(got[i], ref[i], 1e-5f + 1e-5f * std::fabs(ref[i])) << k.name << " at " << i;
+    }
+  }
+}
+
+TEST(Fusion, AttentionWithUnequalHeadSplitsIsLeftAlone) {
+  // q split into 3 heads of 4, k into 2 heads of 6: the MatMul would not even
+  // type-check as attention, and the pass must not touch it.
+  auto g = std::make_shared<Graph>();
+  g->opsets()[""] = 17;
+  Value* q = g->add_value("q", graph::TensorType{DType::kFloat32, graph::Shape{1, 6, 12}});
+  Value* k = g->add_value("k", graph::TensorType{DType::kFloat32, graph::Shape{1, 6, 12}});
+  Value* qh = g->add_value("qh", graph::TensorType{DType::kFloat32, graph::Shape{1, 6, 3, 4}});
+  Value* kh = g->add_value("kh", graph::TensorType{DType::kFloat32, graph::Shape{1, 6, 2, 6}});
+  Value* qt = g->add_value("qt", graph::TensorType{DType::kFloat32, graph::Shape{1, 3, 6, 4}});
+  Value* kt = g->add_value("kt", graph::TensorType{DType::kFloat32, graph::Shape{1, 2, 6, 6}});
+  Value* s = g->add_value("s", graph::TensorType{DType::kFloat32, graph::Shape{1, 3, 6, 6}});
+  Value* p = g->add_value("p", graph::TensorType{DType::kFloat32, graph::Shape{1, 3, 6, 6}});
+  g->add_node("rq", "Reshape", {q, int_constant(*g, "sq", {1, 6, 3, 4})}, {qh}, "", 17);
+  g->add_node("rk", "Reshape", {k, int_constant(*g, "sk", {1, 6, 2, 6})}, {kh}, "", 17);
+  g->add_node("tq", "Transpose", {qh}, {qt}, "", 17)->attrs.set("perm", ints({0, 2, 1, 3}));
+  g->add_node("tk", "Transpose", {kh}, {kt}, "", 17)->attrs.set("perm", ints({0, 2, 3, 1}));
+  g->add_node("qk", "MatMul", {qt, kt}, {s}, "", 17);
+  g->add_node("sm", "Softmax", {s}, {p}, "", 17);
+  p->is_graph_output = true;
+  g->outputs().push_back(p);
+  size_t rewrites = 9;
+  ASSERT_TRUE(graph::fuse_attention(*g, &rewrites).ok());
+  EXPECT_EQ(rewrites, 0u);
+  EXPECT_EQ(g->nodes().size(), 6u);
+}
+
+}  // namespace
+}  // namespace openacl::model
