@@ -9,11 +9,20 @@ size_t dtype_bytes(DType t) {
     case DType::kFloat32: case DType::kInt32: case DType::kUInt32: return 4;
     case DType::kUInt8: case DType::kInt8: case DType::kBool:
     case DType::kFloat8E4M3FN: case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2: case DType::kFloat8E5M2FNUZ:
-    case DType::kFloat8E8M0: return 1;
+    case DType::kFloat8E8M0: case DType::kInt4: case DType::kUInt4: case DType::kInt2: case DType::kUInt2:
+    case DType::kFloat4E2M1: return 1;
     case DType::kUInt16: case DType::kInt16: case DType::kFloat16: case DType::kBFloat16: return 2;
     case DType::kInt64: case DType::kUInt64: case DType::kFloat64: case DType::kComplex64: return 8;
     case DType::kComplex128: return 16;
     default: return 0;
+  }
+}
+
+size_t dtype_bits(DType t) {
+  switch (t) {
+    case DType::kInt4: case DType::kUInt4: case DType::kFloat4E2M1: return 4;
+    case DType::kInt2: case DType::kUInt2: return 2;
+    default: return 8 * dtype_bytes(t);
   }
 }
 
@@ -76,6 +85,7 @@ constexpr AclPair kAcl[] = {
     {9, DType::kInt64},   {10, DType::kUInt64}, {11, DType::kFloat64}, {12, DType::kBool},
     {13, DType::kString}, {16, DType::kComplex64}, {17, DType::kComplex128}, {27, DType::kBFloat16},
     {29, DType::kInt4},   {35, DType::kFloat8E5M2}, {36, DType::kFloat8E4M3FN},
+    {40, DType::kFloat4E2M1},
 };
 }  // namespace
 

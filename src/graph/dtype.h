@@ -37,8 +37,16 @@ enum class DType : int32_t {
   kInt2 = 26,
 };
 
-// Bytes per element (0 for undefined, string and sub-byte types).
+// Bytes per element in memory (0 for undefined and string). The sub-byte
+// types (int4, uint4, int2, uint2, float4e2m1) are held one element per byte
+// everywhere in the engine and at the ACL boundary (aclDataTypeSize(ACL_INT4)
+// is 1 in CANN too): int4/int2 sign-extended like int8, uint4/uint2 like
+// uint8, float4e2m1 as its 4-bit code. Only ONNX files pack them
+// (dtype_bits), and the importer unpacks.
 size_t dtype_bytes(DType t);
+// Bits per element as ONNX stores them: 4 or 2 for the sub-byte types, else
+// 8 * dtype_bytes.
+size_t dtype_bits(DType t);
 // "float32", "int64", ... ; "dtype(<n>)" for values we do not know.
 const char* dtype_name(DType t);
 bool dtype_is_float(DType t);    // float16/bfloat16/float32/float64

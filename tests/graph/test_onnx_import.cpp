@@ -361,6 +361,43 @@ TEST(OnnxImport, InitializerStorageForms) {
   EXPECT_TRUE(gr->inputs().empty());
 }
 
+// Sub-byte types come packed (low bits first) and are held one per byte,
+// signed ones sign-extended (graph/dtype.h).
+TEST(OnnxImport, SubByteInitializersAreUnpacked) {
+  pb::ModelProto m = make_model();
+  auto* g = m.mutable_graph();
+  // int4 [3] = {7, -8, -1}: bytes 0x87, 0x0F (odd count: the last high nibble is padding)
+  add_init(g, "i4_raw", 22, {3})->set_raw_data(std::string("\x87\x0F", 2));
+  auto* u4 = add_init(g, "u4_int32", 21, {2});  // uint4 {15, 1}: one packed byte per entry
+  u4->add_int32_data(0x1F);
+  add_init(g, "i2_raw", 26, {5})->set_raw_data(std::string("\xE4\x03", 2));  // int2 {0, 1, -2, -1, -1}
+  add_init(g, "u2_raw", 25, {4})->set_raw_data(std::string("\xE4", 1));      // uint2 {0, 1, 2, 3}
+  add_init(g, "f4_raw", 23, {2})->set_raw_data(std::string("\xF7", 1));      // float4e2m1 codes {7, 15}
+  add_init(g, "i4_short", 22, {5})->set_raw_data(std::string("\x11", 1));    // 5 nibbles need 3 bytes
+  add_output(g, "i4_raw");
+  std::unique_ptr<Graph> gr;
+  Status st = import(m, &gr);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("i4_short"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("need 3"), std::string::npos) << st.message();
+  g->mutable_initializer()->RemoveLast();
+  st = import(m, &gr);
+  ASSERT_TRUE(st.ok()) << st.message();
+  auto c = [&](const char* n) -> const TensorData& {
+    const Value* v = gr->find_value(n);
+    EXPECT_TRUE(v && v->constant) << n;
+    return *v->constant;
+  };
+  EXPECT_EQ(values_of<int8_t>(c("i4_raw")), (std::vector<int8_t>{7, -8, -1}));
+  EXPECT_EQ(c("i4_raw").dtype, DType::kInt4);
+  EXPECT_EQ(c("i4_raw").bytes, 3u);
+  EXPECT_EQ(values_of<uint8_t>(c("u4_int32")), (std::vector<uint8_t>{15, 1}));
+  EXPECT_EQ(values_of<int8_t>(c("i2_raw")), (std::vector<int8_t>{0, 1, -2, -1, -1}));
+  EXPECT_EQ(values_of<uint8_t>(c("u2_raw")), (std::vector<uint8_t>{0, 1, 2, 3}));
+  EXPECT_EQ(values_of<uint8_t>(c("f4_raw")), (std::vector<uint8_t>{7, 15}));
+  EXPECT_EQ(gr->find_value("i4_raw")->type.str(), "int4[3]");
+}
+
 TEST(OnnxImport, StringInitializerFailsOnlyWhenUsed) {
   pb::ModelProto m = make_model();
   auto* g = m.mutable_graph();

@@ -22,6 +22,7 @@
 #include "base/status.h"
 #include "graph/onnx/onnx_import.h"
 #include "kernels/cpu/float8.h"
+#include "kernels/cpu/subbyte.h"
 #include "model/compiled_model.h"
 #include "model/executor.h"
 #include "model/loaded_model.h"
@@ -171,8 +172,8 @@ double element(const kernels::Tensor& t, int64_t i) {
     case DType::kFloat64: return reinterpret_cast<const double*>(p)[i];
     case DType::kFloat16: return openacl::half_to_float(reinterpret_cast<const uint16_t*>(p)[i]);
     case DType::kBFloat16: return openacl::bf16_to_float(reinterpret_cast<const uint16_t*>(p)[i]);
-    case DType::kInt8: return reinterpret_cast<const int8_t*>(p)[i];
-    case DType::kUInt8: case DType::kBool: return reinterpret_cast<const uint8_t*>(p)[i];
+    case DType::kInt8: case DType::kInt4: case DType::kInt2: return reinterpret_cast<const int8_t*>(p)[i];
+    case DType::kUInt8: case DType::kBool: case DType::kUInt4: case DType::kUInt2: return reinterpret_cast<const uint8_t*>(p)[i];
     case DType::kInt16: return reinterpret_cast<const int16_t*>(p)[i];
     case DType::kUInt16: return reinterpret_cast<const uint16_t*>(p)[i];
     case DType::kInt32: return reinterpret_cast<const int32_t*>(p)[i];
@@ -182,6 +183,7 @@ double element(const kernels::Tensor& t, int64_t i) {
     case DType::kFloat8E4M3FN: case DType::kFloat8E4M3FNUZ: case DType::kFloat8E5M2: case DType::kFloat8E5M2FNUZ:
     case DType::kFloat8E8M0:
       return kernels::cpu::f8::to_float(t.dtype, reinterpret_cast<const uint8_t*>(p)[i]);
+    case DType::kFloat4E2M1: return kernels::cpu::subbyte::fp4_decode(reinterpret_cast<const uint8_t*>(p)[i]);
     default: return std::nan("");
   }
 }

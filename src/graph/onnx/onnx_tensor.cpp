@@ -195,6 +195,57 @@ void pack(const Src* src, size_t count, size_t elem_bytes, char* dst) {
   }
 }
 
+// A sub-byte tensor (int4, uint4, float4e2m1: two per byte; int2, uint2:
+// four), low bits first, in raw_data, external data or int32_data (one packed
+// byte per entry), unpacked to one element per byte (dtype.h): signed types
+// sign-extended.
+Status convert_packed(TensorProto& t, const std::string& what, const std::string& base_dir,
+                      std::vector<int64_t>& dims, uint64_t count, std::shared_ptr<TensorData>* out) {
+  const DType dtype = static_cast<DType>(t.data_type());
+  const size_t bits = dtype_bits(dtype);
+  if (count > SIZE_MAX / 2)
+    return Errorf(code::kParseModel, "%s: dims %s of %s are too large", what.c_str(), dims_str(dims).c_str(),
+                  dtype_name(dtype));
+  const size_t packed = static_cast<size_t>((count * bits + 7) / 8);
+  std::string src;
+  if (t.data_location() == TensorProto::EXTERNAL) {
+    std::shared_ptr<std::string> buf;
+    OPENACL_RETURN_IF_ERROR(read_external(t, what, base_dir, packed, &buf));
+    src.swap(*buf);
+  } else if (t.has_raw_data()) {
+    if (t.raw_data().size() != packed)
+      return Errorf(code::kParseModel, "%s: raw_data has %zu bytes but dims %s of %s need %zu (%zu bits each, packed)",
+                    what.c_str(), t.raw_data().size(), dims_str(dims).c_str(), dtype_name(dtype), packed, bits);
+    src.swap(*t.mutable_raw_data());
+  } else {
+    for (Field f : {Field::kFloat, Field::kInt64, Field::kDouble, Field::kUInt64})
+      if (field_size(t, f) != 0)
+        return Errorf(code::kParseModel, "%s: a %s tensor keeps its values in int32_data (or raw_data), not %s",
+                      what.c_str(), dtype_name(dtype), field_name(f));
+    if (static_cast<size_t>(t.int32_data_size()) != packed)
+      return Errorf(code::kParseModel, "%s: int32_data has %d entries but dims %s of %s need %zu (one packed byte each)",
+                    what.c_str(), t.int32_data_size(), dims_str(dims).c_str(), dtype_name(dtype), packed);
+    src.resize(packed);
+    for (size_t i = 0; i < packed; ++i) src[i] = static_cast<char>(t.int32_data(static_cast<int>(i)) & 0xFF);
+  }
+  const bool is_signed = dtype == DType::kInt4 || dtype == DType::kInt2;
+  const unsigned per_byte = static_cast<unsigned>(8 / bits), mask = (1u << bits) - 1;
+  auto buf = std::make_shared<std::string>(static_cast<size_t>(count), '\0');
+  for (size_t i = 0; i < count; ++i) {
+    unsigned v = (static_cast<unsigned char>(src[i / per_byte]) >> ((i % per_byte) * bits)) & mask;
+    if (is_signed && (v >> (bits - 1))) v |= ~mask;  // sign-extend into the byte
+    (*buf)[i] = static_cast<char>(v);
+  }
+  auto td = std::make_shared<TensorData>();
+  td->dtype = dtype;
+  td->dims = std::move(dims);
+  td->data = buf->data();
+  td->bytes = static_cast<size_t>(count);
+  td->owner = std::shared_ptr<const void>(buf, buf->data());
+  *out = std::move(td);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status convert_tensor(TensorProto& t, const std::string& what, const std::string& base_dir,
@@ -218,7 +269,7 @@ Status convert_tensor(TensorProto& t, const std::string& what, const std::string
     if (__builtin_mul_overflow(count, static_cast<uint64_t>(dims[i]), &count) || count > static_cast<uint64_t>(INT64_MAX))
       return Errorf(code::kParseModel, "%s: dims %s overflow the element count", what.c_str(), dims_str(dims).c_str());
   }
-  const size_t elem = dt > static_cast<int32_t>(DType::kInt4) && dtype != DType::kFloat8E8M0 ? 0 : dtype_bytes(dtype);
+  const size_t elem = dtype_bytes(dtype);
   if (dtype == DType::kString || elem == 0) {
     *unsupported = strformat("%s: %s tensors are not supported yet", what.c_str(), dtype_name(dtype));
     return Status::Ok();
@@ -238,6 +289,8 @@ Status convert_tensor(TensorProto& t, const std::string& what, const std::string
     td->owner = std::shared_ptr<const void>(buf, buf->data());
     *out = std::move(td);
   };
+
+  if (dtype_bits(dtype) < 8) return convert_packed(t, what, base_dir, dims, count, out);
 
   if (t.data_location() == TensorProto::EXTERNAL) {
     std::shared_ptr<std::string> buf;

@@ -39,7 +39,7 @@ Status quantize_shape(ShapeContext& ctx) {
   DType t = DType::kUInt8;
   const DType zp = ctx.has_input(2) ? ctx.input(2).dtype : DType::kUndefined;
   const int64_t want = opset_of(ctx) >= 21 ? ctx.attrs().get_int("output_dtype", 0) : 0;
-  if (want < 0 || want > static_cast<int64_t>(DType::kInt4))
+  if (want < 0 || want > static_cast<int64_t>(DType::kInt2))
     return ctx.fail("output_dtype %lld is not a tensor element type", static_cast<long long>(want));
   if (want != 0 && zp != DType::kUndefined && zp != static_cast<DType>(want))
     return ctx.fail("output_dtype %s differs from y_zero_point's type %s", dtype_name(static_cast<DType>(want)),
@@ -58,7 +58,7 @@ Status dequantize_shape(ShapeContext& ctx) {
   DType t = DType::kFloat32;
   if (v >= 19) t = ctx.input(1).dtype;
   const int64_t want = ctx.attrs().get_int("output_dtype", 0);
-  if (want < 0 || want > static_cast<int64_t>(DType::kInt4))
+  if (want < 0 || want > static_cast<int64_t>(DType::kInt2))
     return ctx.fail("output_dtype %lld is not a tensor element type", static_cast<long long>(want));
   if (want != 0) t = static_cast<DType>(want);
   ctx.output(0).dtype = t;

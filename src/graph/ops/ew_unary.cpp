@@ -72,7 +72,7 @@ Status cast_shape(ShapeContext& ctx) {
   if (!to) return ctx.fail("Cast needs attribute 'to'");
   DType t = DType::kUndefined;
   if (to->kind == Attribute::Kind::kInt) {
-    if (to->i <= 0 || (to->i > static_cast<int64_t>(DType::kInt4) && to->i != static_cast<int64_t>(DType::kFloat8E8M0)))
+    if (to->i <= 0 || to->i > static_cast<int64_t>(DType::kInt2))
       return ctx.fail("Cast 'to' = %lld (%s) is not an element type the engine supports", static_cast<long long>(to->i),
                       dtype_name(static_cast<DType>(to->i)));
     t = static_cast<DType>(to->i);

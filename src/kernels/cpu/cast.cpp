@@ -11,8 +11,12 @@
 // from there; a target is encoded from float, with double and integer sources
 // narrowed to float by round-to-odd so the result is one rounding of the
 // source value. `saturate` (default 1) and, for float8e8m0, `round_mode`
-// (default "up") only concern float8 targets. int4/uint4, float4, int2 and
-// string are refused at compile time with a reason.
+// (default "up") only concern float8 targets.
+//
+// int4/uint4/int2/uint2 and float4e2m1 (subbyte.h, one element per byte):
+// integers wrap to the target's bits, floats go through int32 truncation
+// first, float4e2m1 rounds to nearest even and saturates. string is refused
+// at compile time with a reason.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -20,6 +24,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/float8.h"
+#include "kernels/cpu/subbyte.h"
 #include "kernels/cpu/unary_common.h"
 
 namespace openacl::kernels::cpu {
@@ -33,7 +38,7 @@ bool castable(DType t) {
     case DType::kBool:
       return true;
     default:
-      return f8::is_float8(t);
+      return f8::is_float8(t) || subbyte::is_subbyte(t);
   }
 }
 
@@ -110,6 +115,75 @@ Status cast_float8(KernelContext& ctx, const Tensor& x, Tensor& y) {
   return Status::Ok();
 }
 
+// One value (any source type) as the sub-byte target `to` holds it.
+template <class V>
+inline uint8_t to_subbyte(V v, DType to) {
+  if (to == DType::kFloat4E2M1) {
+    if constexpr (std::is_same_v<V, float> || std::is_same_v<V, double>) return subbyte::fp4_encode(v);
+    else if constexpr (std::is_same_v<V, bool>) return subbyte::fp4_encode(v ? 1.f : 0.f);
+    else if constexpr (std::is_integral_v<V>) return subbyte::fp4_encode(static_cast<double>(v));
+    else return subbyte::fp4_encode(static_cast<float>(load(v)));  // float16, bfloat16
+  }
+  if constexpr (std::is_same_v<V, bool>) return subbyte::wrap(v ? 1 : 0, to);
+  else if constexpr (std::is_integral_v<V>) return subbyte::wrap(static_cast<int64_t>(v), to);
+  else if constexpr (std::is_floating_point_v<V>) return subbyte::wrap_float(v, to);
+  else return subbyte::wrap_float(static_cast<float>(load(v)), to);
+}
+
+// A cast with a sub-byte type on either side. Sub-byte integers are read as
+// the int8/uint8 they are held in, float4e2m1 and float8 decoded to float.
+Status cast_subbyte(KernelContext& ctx, const Tensor& x, Tensor& y) {
+  const int64_t n = x.elements();
+  const DType from = x.dtype, to = y.dtype;
+  const uint8_t* xb = x.as<const uint8_t>();
+  bool ok = false;
+  if (subbyte::is_subbyte(to)) {
+    uint8_t* yb = y.as<uint8_t>();
+    if (from == DType::kFloat4E2M1) {
+      unary::map(xb, yb, n, [=](uint8_t c) { return to_subbyte(subbyte::fp4_decode(c), to); });
+      ok = true;
+    } else if (f8::is_float8(from)) {
+      unary::map(xb, yb, n, [=](uint8_t c) { return to_subbyte(f8::to_float(from, c), to); });
+      ok = true;
+    } else {
+      ok = dispatch<kAll>(subbyte::storage(from), [&](auto in_tag) {
+        using In = typename decltype(in_tag)::type;
+        unary::map(x.as<const In>(), yb, n, [=](auto v) { return to_subbyte(v, to); });
+      });
+    }
+  } else if (f8::is_float8(to)) {  // exact source values, one rounding to float8
+    const bool saturate = ctx.attrs().get_int("saturate", 1) != 0;
+    f8::dispatch_format(to, [&](auto out_fmt) {
+      constexpr f8::Format Out = decltype(out_fmt)::value;
+      if (from == DType::kFloat4E2M1) {
+        unary::map(xb, y.as<uint8_t>(), n, [=](uint8_t c) { return f8::encode<Out>(subbyte::fp4_decode(c), saturate); });
+        ok = true;
+      } else {
+        ok = dispatch<kAll>(subbyte::storage(from), [&](auto in_tag) {
+          using In = typename decltype(in_tag)::type;
+          unary::map(x.as<const In>(), y.as<uint8_t>(), n,
+                     [=](auto v) { return f8::encode<Out>(static_cast<float>(v), saturate); });
+        });
+      }
+    });
+  } else {
+    ok = dispatch<kAll>(to, [&](auto out_tag) {
+      using Out = typename decltype(out_tag)::type;
+      if (from == DType::kFloat4E2M1) {
+        unary::map(xb, y.as<Out>(), n, [](uint8_t c) { return convert<Out>(subbyte::fp4_decode(c)); });
+      } else {
+        dispatch<kAll>(subbyte::storage(from), [&](auto in_tag) {
+          using In = typename decltype(in_tag)::type;
+          unary::map(x.as<const In>(), y.as<Out>(), n, [](auto v) { return convert<Out>(v); });
+        });
+      }
+    });
+  }
+  if (!ok)
+    return ctx.fail("cast from %s to %s is not implemented", graph::dtype_name(from), graph::dtype_name(to));
+  return Status::Ok();
+}
+
 // Both Cast and CastLike: the target type is output 0's (the shape function
 // resolved 'to' or input 1's type).
 Status cast(KernelContext& ctx) {
@@ -120,6 +194,7 @@ Status cast(KernelContext& ctx) {
     if (y.data != x.data && n) std::memcpy(y.data, x.data, x.bytes());
     return Status::Ok();
   }
+  if (subbyte::is_subbyte(x.dtype) || subbyte::is_subbyte(y.dtype)) return cast_subbyte(ctx, x, y);
   if (f8::is_float8(x.dtype) || f8::is_float8(y.dtype)) return cast_float8(ctx, x, y);
   bool out_ok = false;
   const bool in_ok = dispatch<kAll>(x.dtype, [&](auto in_tag) {
@@ -139,7 +214,7 @@ std::string cast_supports(const KernelInit& init) {
   const DType to = init.output(0).dtype;
   if (!castable(from) || !castable(to))
     return std::string("cast from ") + graph::dtype_name(from) + " to " + graph::dtype_name(to) +
-           " is not implemented (numeric types, bool, float16, bfloat16 and float8 only)";
+           " is not implemented (numeric types, bool, float16, bfloat16, float8, float4e2m1 and the 4/2-bit integers only)";
   return "";
 }
 

@@ -24,20 +24,23 @@
 // its largest finite value unless `saturate` = 0. The zero point, usually 0
 // for float8, is added (quantize) or subtracted (dequantize) as a float.
 //
-// float4 and the 4/2-bit integer types are not implemented: the kernels
-// decline them at compile time (supports()) with the reason.
+// int4/uint4/int2/uint2 (held one per byte, subbyte.h) saturate to their own
+// ranges. float4e2m1 is not implemented: the kernels decline it at compile
+// time (supports()) with the reason.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "kernels/cpu/cpu_common.h"
 #include "kernels/cpu/float8.h"
+#include "kernels/cpu/subbyte.h"
 
 namespace openacl::kernels::cpu {
 namespace {
 
 bool is_int_quant_type(DType t) {
-  return t == DType::kUInt8 || t == DType::kInt8 || t == DType::kUInt16 || t == DType::kInt16 || t == DType::kInt32;
+  return t == DType::kUInt8 || t == DType::kInt8 || t == DType::kUInt16 || t == DType::kInt16 || t == DType::kInt32 ||
+         subbyte::is_int(t);
 }
 
 bool is_f8_quant_type(DType t) { return f8::is_float8(t) && t != DType::kFloat8E8M0; }
@@ -141,7 +144,8 @@ Status scales_of(const KernelContext& ctx, const Tensor& s, std::vector<double>*
 Status zero_points_of(const KernelContext& ctx, const Tensor* z, DType want, int64_t count, std::vector<int64_t>* out) {
   if (z && z->dtype != want)
     return ctx.fail("zero point is %s, expected %s", graph::dtype_name(z->dtype), graph::dtype_name(want));
-  const bool ok = dispatch<kInts>(want, [&](auto tag) { *out = widen_zero_points<typename decltype(tag)::type>(z, count); });
+  const bool ok = dispatch<kInts>(subbyte::storage(want),
+                                  [&](auto tag) { *out = widen_zero_points<typename decltype(tag)::type>(z, count); });
   if (!ok) return ctx.fail("zero point type %s is not supported", graph::dtype_name(want));
   return Status::Ok();
 }
@@ -190,10 +194,9 @@ inline double round_to(double v) {
 constexpr double kBound = 1099511627776.0;          // 2^40: beyond every quantised range
 constexpr double kRoundMagic = 6755399441055744.0;  // 1.5 * 2^52
 
+// Saturates to [lo, hi]: Y's limits, or a sub-byte type's held in Y.
 template <Precision P, class X, class Y>
-void quantize_run(const X* x, const double* s, int64_t ss, const int64_t* z, Y* y, int64_t n) {
-  constexpr int64_t lo = std::numeric_limits<Y>::lowest();
-  constexpr int64_t hi = std::numeric_limits<Y>::max();
+void quantize_run(const X* x, const double* s, int64_t ss, const int64_t* z, Y* y, int64_t n, int64_t lo, int64_t hi) {
   for (int64_t i = 0; i < n; ++i) {
     double q = round_to<P>(static_cast<double>(load(x[i])) / s[i * ss]);
     // Bounded first (this order sends NaN to -kBound, so NaN saturates low as
@@ -211,8 +214,11 @@ void quantize_typed(const QuantLayout& l, const Tensor& x, const std::vector<dou
                     Tensor& y) {
   const X* xp = x.as<X>();
   Y* yp = y.as<Y>();
+  const bool sub = subbyte::is_int(y.dtype);
+  const int64_t lo = sub ? subbyte::lowest(y.dtype) : std::numeric_limits<Y>::lowest();
+  const int64_t hi = sub ? subbyte::highest(y.dtype) : std::numeric_limits<Y>::max();
   for_each_quant_run(l, x.elements(), [&](int64_t pos, int64_t si, int64_t ss, int64_t n) {
-    quantize_run<P>(xp + pos, s.data() + si, ss, z.data() + si, yp + pos, n);
+    quantize_run<P>(xp + pos, s.data() + si, ss, z.data() + si, yp + pos, n, lo, hi);
   });
 }
 
@@ -288,7 +294,7 @@ Status quantize(KernelContext& ctx) {
   const bool typed_x = dispatch<kFloats | kInts>(x.dtype, [&](auto tx) {
     using X = typename decltype(tx)::type;
     if constexpr (is_float_v<X> || std::is_same_v<X, int32_t>) {
-      typed_y = dispatch<kInts>(y.dtype, [&](auto ty) {
+      typed_y = dispatch<kInts>(subbyte::storage(y.dtype), [&](auto ty) {
         using Y = typename decltype(ty)::type;
         if constexpr (sizeof(Y) <= 4) {
           switch (precision_of(p)) {
@@ -310,7 +316,7 @@ std::string quantize_supports(const KernelInit& init) {
   const DType t = init.output(0).dtype;
   if (t == DType::kUndefined || is_int_quant_type(t) || is_f8_quant_type(t)) return "";
   return std::string("quantising to ") + graph::dtype_name(t) +
-         " is not implemented (uint8/int8/uint16/int16/int32 and the float8 types only)";
+         " is not implemented (uint8/int8/uint16/int16/int32, int4/uint4/int2/uint2 and the float8 types only)";
 }
 
 // ---- DequantizeLinear ----
@@ -378,7 +384,7 @@ Status dequantize(KernelContext& ctx) {
   }
   OPENACL_RETURN_IF_ERROR(zero_points_of(ctx, zp, x.dtype, l.scale_count, &z));
   bool typed_y = false;
-  dispatch<kInts>(x.dtype, [&](auto tx) {
+  dispatch<kInts>(subbyte::storage(x.dtype), [&](auto tx) {
     using X = typename decltype(tx)::type;
     if constexpr (sizeof(X) <= 4) {
       typed_y = dispatch<kFloats>(y.dtype, [&](auto ty) { dequantize_typed<X, typename decltype(ty)::type>(l, x, s, z, y); });
@@ -393,7 +399,7 @@ std::string dequantize_supports(const KernelInit& init) {
   const DType t = init.input(0).dtype;
   if (t == DType::kUndefined || is_int_quant_type(t) || is_f8_quant_type(t)) return "";
   return std::string("dequantising ") + graph::dtype_name(t) +
-         " is not implemented (uint8/int8/uint16/int16/int32 and the float8 types only)";
+         " is not implemented (uint8/int8/uint16/int16/int32, int4/uint4/int2/uint2 and the float8 types only)";
 }
 
 OPENACL_REGISTER_KERNEL(QuantizeLinear, "cpu")
