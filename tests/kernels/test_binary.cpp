@@ -337,12 +337,24 @@ TEST(Quantize, Float16ScaleAndInt32Dequantize) {
   EXPECT_EQ(half_to_float(v[1]), 3.5f);
 }
 
+TEST(Quantize, SubByteIntegersSaturateToTheirRange) {
+  graph::AttributeMap attrs;
+  attrs.set("output_dtype", attr_int(static_cast<int64_t>(DType::kInt4)));
+  OpRun r = run_op("QuantizeLinear", {tensor<float>({4}, {2.4f, 40.f, -40.f, -2.5f}), tensor<float>({}, {1})}, attrs);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.outputs[0]->dtype, DType::kInt4);
+  EXPECT_EQ(values<int8_t>(r.outputs[0]), (std::vector<int8_t>{2, 7, -8, -2}));
+  OpRun d = run_op("DequantizeLinear", {r.outputs[0], tensor<float>({}, {0.5f})});
+  ASSERT_TRUE(d.status.ok()) << d.status.message();
+  EXPECT_EQ(values<float>(d.outputs[0]), (std::vector<float>{1.f, 3.5f, -4.f, -1.f}));
+}
+
 TEST(Quantize, UnsupportedTypesSayWhy) {
   graph::AttributeMap attrs;
-  attrs.set("output_dtype", attr_int(static_cast<int64_t>(DType::kUInt4)));  // float8: test_float8.cpp
+  attrs.set("output_dtype", attr_int(static_cast<int64_t>(DType::kFloat4E2M1)));  // float8: test_float8.cpp
   OpRun r = run_op("QuantizeLinear", {tensor<float>({1}, {1}), tensor<float>({}, {1})}, attrs);
   ASSERT_FALSE(r.status.ok());
-  EXPECT_NE(r.status.message().find("uint4"), std::string::npos) << r.status.message();
+  EXPECT_NE(r.status.message().find("float4e2m1"), std::string::npos) << r.status.message();
   OpRun bad = run_op("QuantizeLinear", {tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6}), tensor<float>({2}, {1, 1})});
   EXPECT_FALSE(bad.status.ok());
 }

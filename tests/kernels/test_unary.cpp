@@ -264,10 +264,23 @@ TEST(Cast, LegacyStringTarget) {
   EXPECT_EQ(values<int64_t>(r.outputs[0]), (std::vector<int64_t>{3}));
 }
 
-TEST(Cast, Int4IsRefusedWithReason) {  // float8 is implemented: test_float8.cpp
-  OpRun r = cast(tensor<float>({1}, {1.0f}), DType::kInt4);
-  ASSERT_FALSE(r.status.ok());
-  EXPECT_NE(r.status.message().find("int4"), std::string::npos) << r.status.message();
+// Sub-byte targets, held one per byte (subbyte.h), as the ONNX reference
+// (ml_dtypes) converts: integers wrap, floats truncate through int32 first,
+// float4e2m1 rounds to nearest even and saturates.
+TEST(Cast, SubByteTargetsWrapOrRound) {
+  const float nan = std::nanf("");
+  OpRun r = cast(tensor<float>({6}, {-9.7f, -8.5f, 7.5f, 16.f, nan, 1e10f}), DType::kInt4);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(values<int8_t>(r.outputs[0]), (std::vector<int8_t>{7, -8, 7, 0, 0, 0}));
+  OpRun u = cast(tensor<int32_t>({4}, {-1, 4, 5, 100}), DType::kUInt2);
+  ASSERT_TRUE(u.status.ok()) << u.status.message();
+  EXPECT_EQ(values<uint8_t>(u.outputs[0]), (std::vector<uint8_t>{3, 0, 1, 0}));
+  OpRun f = cast(tensor<float>({7}, {0.25f, 0.75f, 2.5f, 5.f, 5.01f, -100.f, -0.f}), DType::kFloat4E2M1);
+  ASSERT_TRUE(f.status.ok()) << f.status.message();
+  EXPECT_EQ(values<uint8_t>(f.outputs[0]), (std::vector<uint8_t>{0, 2, 4, 6, 7, 15, 8}));
+  OpRun back = cast(f.outputs[0], DType::kFloat32);
+  ASSERT_TRUE(back.status.ok()) << back.status.message();
+  EXPECT_EQ(values<float>(back.outputs[0]), (std::vector<float>{0.f, 1.f, 2.f, 4.f, 6.f, -6.f, -0.f}));
 }
 
 TEST(Cast, CastLikeTakesInput1Type) {
