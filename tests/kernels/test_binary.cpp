@@ -349,12 +349,29 @@ TEST(Quantize, SubByteIntegersSaturateToTheirRange) {
   EXPECT_EQ(values<float>(d.outputs[0]), (std::vector<float>{1.f, 3.5f, -4.f, -1.f}));
 }
 
+TEST(Quantize, Float4E2M1RoundsToNearestEvenAndSaturates) {
+  graph::AttributeMap attrs;
+  attrs.set("output_dtype", attr_int(static_cast<int64_t>(DType::kFloat4E2M1)));
+  // Halfway cases go to the even code: 0.25 -> 0, 0.75 -> 1, 1.25 -> 1,
+  // 2.5 -> 2, 5 -> 4; beyond 6 saturates; -0.3 -> -0.5 (code 9).
+  OpRun r = run_op("QuantizeLinear",
+                   {tensor<float>({9}, {0.f, 0.5f, 1.5f, 2.5f, 5.f, 10.f, 14.f, -200.f, -0.6f}),
+                    tensor<float>({}, {2})},
+                   attrs);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.outputs[0]->dtype, DType::kFloat4E2M1);
+  EXPECT_EQ(values<uint8_t>(r.outputs[0]), (std::vector<uint8_t>{0, 0, 2, 2, 4, 6, 7, 15, 9}));
+  OpRun d = run_op("DequantizeLinear", {r.outputs[0], tensor<float>({}, {0.5f})});
+  ASSERT_TRUE(d.status.ok()) << d.status.message();
+  EXPECT_EQ(values<float>(d.outputs[0]), (std::vector<float>{0.f, 0.f, 0.5f, 0.5f, 1.f, 2.f, 3.f, -3.f, -0.25f}));
+}
+
 TEST(Quantize, UnsupportedTypesSayWhy) {
   graph::AttributeMap attrs;
-  attrs.set("output_dtype", attr_int(static_cast<int64_t>(DType::kFloat4E2M1)));  // float8: test_float8.cpp
+  attrs.set("output_dtype", attr_int(static_cast<int64_t>(DType::kFloat8E8M0)));  // a scale type, not quantised to
   OpRun r = run_op("QuantizeLinear", {tensor<float>({1}, {1}), tensor<float>({}, {1})}, attrs);
   ASSERT_FALSE(r.status.ok());
-  EXPECT_NE(r.status.message().find("float4e2m1"), std::string::npos) << r.status.message();
+  EXPECT_NE(r.status.message().find("float8e8m0"), std::string::npos) << r.status.message();
   OpRun bad = run_op("QuantizeLinear", {tensor<float>({2, 3}, {1, 2, 3, 4, 5, 6}), tensor<float>({2}, {1, 1})});
   EXPECT_FALSE(bad.status.ok());
 }

@@ -25,8 +25,8 @@
 // for float8, is added (quantize) or subtracted (dequantize) as a float.
 //
 // int4/uint4/int2/uint2 (held one per byte, subbyte.h) saturate to their own
-// ranges. float4e2m1 is not implemented: the kernels decline it at compile
-// time (supports()) with the reason.
+// ranges. float4e2m1 goes the float8 way, always saturating (it has no inf):
+// rounded to nearest even among its 16 values, at most +-6.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -44,6 +44,12 @@ bool is_int_quant_type(DType t) {
 }
 
 bool is_f8_quant_type(DType t) { return f8::is_float8(t) && t != DType::kFloat8E8M0; }
+// The small float types: float8 and float4e2m1, quantised by rounding to the
+// type rather than to an integer.
+bool is_small_float_type(DType t) { return is_f8_quant_type(t) || t == DType::kFloat4E2M1; }
+float small_float_value(DType t, uint8_t code) {
+  return t == DType::kFloat4E2M1 ? subbyte::fp4_decode(code) : f8::to_float(t, code);
+}
 
 // The scale/zero-point layout of one node, checked against X.
 struct QuantLayout {
@@ -150,14 +156,14 @@ Status zero_points_of(const KernelContext& ctx, const Tensor* z, DType want, int
   return Status::Ok();
 }
 
-// float8 zero points as doubles (all zero when absent).
-Status f8_zero_points_of(const KernelContext& ctx, const Tensor* z, DType want, int64_t count, std::vector<double>* out) {
+// float8 / float4e2m1 zero points as doubles (all zero when absent).
+Status small_float_zero_points_of(const KernelContext& ctx, const Tensor* z, DType want, int64_t count, std::vector<double>* out) {
   out->assign(static_cast<size_t>(count), 0.0);
   if (!z) return Status::Ok();
   if (z->dtype != want)
     return ctx.fail("zero point is %s, expected %s", graph::dtype_name(z->dtype), graph::dtype_name(want));
   const uint8_t* p = z->as<const uint8_t>();
-  for (size_t i = 0; i < out->size(); ++i) (*out)[i] = f8::to_float(want, p[i]);
+  for (size_t i = 0; i < out->size(); ++i) (*out)[i] = small_float_value(want, p[i]);
   return Status::Ok();
 }
 
@@ -222,29 +228,36 @@ void quantize_typed(const QuantLayout& l, const Tensor& x, const std::vector<dou
   });
 }
 
-// float8 output: the quotient is rounded to the division precision as for
-// integers, the (float) zero point added, and the sum rounded once to float8
-// (through round-to-odd float when the precision is double).
-template <Precision P, f8::Format F, class X>
-void quantize_f8_run(const X* x, const double* s, int64_t ss, const double* z, uint8_t* y, int64_t n, bool saturate) {
-  for (int64_t i = 0; i < n; ++i) {
-    const double q = round_to<P>(static_cast<double>(load(x[i])) / s[i * ss]) + z[i * ss];
-    y[i] = f8::encode<F>(f8::narrow_to_float(q), saturate);
-  }
+// float8 / float4e2m1 output: the quotient is rounded to the division
+// precision as for integers, the (float) zero point added, and the sum rounded
+// once to the small type by `encode` (through round-to-odd float when the
+// precision is double).
+template <Precision P, class X, class Encode>
+void quantize_small_float_typed(const QuantLayout& l, const Tensor& x, const std::vector<double>& s,
+                                const std::vector<double>& z, Tensor& y, Encode encode) {
+  const X* xp = x.as<X>();
+  uint8_t* yp = y.as<uint8_t>();
+  for_each_quant_run(l, x.elements(), [&](int64_t pos, int64_t si, int64_t ss, int64_t n) {
+    const X* xr = xp + pos;
+    const double* sr = s.data() + si;
+    const double* zr = z.data() + si;
+    uint8_t* yr = yp + pos;
+    for (int64_t i = 0; i < n; ++i)
+      yr[i] = encode(f8::narrow_to_float(round_to<P>(static_cast<double>(load(xr[i])) / sr[i * ss]) + zr[i * ss]));
+  });
 }
 
 template <Precision P, class X>
-bool quantize_f8_typed(const QuantLayout& l, const Tensor& x, const std::vector<double>& s,
-                       const std::vector<double>& z, bool saturate, Tensor& y) {
+bool quantize_small_float(const QuantLayout& l, const Tensor& x, const std::vector<double>& s,
+                          const std::vector<double>& z, bool saturate, Tensor& y) {
+  if (y.dtype == DType::kFloat4E2M1) {
+    quantize_small_float_typed<P, X>(l, x, s, z, y, [](float v) { return subbyte::fp4_encode(v); });
+    return true;
+  }
   return f8::dispatch_format(y.dtype, [&](auto fmt) {
     constexpr f8::Format F = decltype(fmt)::value;
-    if constexpr (F != f8::Format::kE8M0) {
-      const X* xp = x.as<X>();
-      uint8_t* yp = y.as<uint8_t>();
-      for_each_quant_run(l, x.elements(), [&](int64_t pos, int64_t si, int64_t ss, int64_t n) {
-        quantize_f8_run<P, F>(xp + pos, s.data() + si, ss, z.data() + si, yp + pos, n, saturate);
-      });
-    }
+    if constexpr (F != f8::Format::kE8M0)
+      quantize_small_float_typed<P, X>(l, x, s, z, y, [saturate](float v) { return f8::encode<F>(v, saturate); });
   });
 }
 
@@ -253,8 +266,8 @@ Status quantize(KernelContext& ctx) {
   const Tensor& scale = ctx.input(1);
   const Tensor* zp = ctx.has_input(2) && ctx.input(2).data ? &ctx.input(2) : nullptr;
   Tensor& y = ctx.output(0);
-  const bool to_f8 = is_f8_quant_type(y.dtype);
-  if (!is_int_quant_type(y.dtype) && !to_f8)
+  const bool to_small_float = is_small_float_type(y.dtype);
+  if (!is_int_quant_type(y.dtype) && !to_small_float)
     return ctx.fail("quantising to %s is not implemented", graph::dtype_name(y.dtype));
   QuantLayout l;
   OPENACL_RETURN_IF_ERROR(make_layout(ctx, x, scale, zp, &l));
@@ -262,7 +275,7 @@ Status quantize(KernelContext& ctx) {
   std::vector<int64_t> z;
   std::vector<double> zf;
   OPENACL_RETURN_IF_ERROR(scales_of(ctx, scale, &s));
-  if (to_f8) OPENACL_RETURN_IF_ERROR(f8_zero_points_of(ctx, zp, y.dtype, l.scale_count, &zf));
+  if (to_small_float) OPENACL_RETURN_IF_ERROR(small_float_zero_points_of(ctx, zp, y.dtype, l.scale_count, &zf));
   else OPENACL_RETURN_IF_ERROR(zero_points_of(ctx, zp, y.dtype, l.scale_count, &z));
   DType p = float_rank(x.dtype) >= float_rank(scale.dtype) ? x.dtype : scale.dtype;
   if (x.dtype != scale.dtype && float_rank(x.dtype) == float_rank(scale.dtype)) p = DType::kFloat32;  // f16 vs bf16
@@ -274,16 +287,16 @@ Status quantize(KernelContext& ctx) {
     }
   }
   bool typed_y = false;
-  if (to_f8) {
+  if (to_small_float) {
     const bool saturate = ctx.attrs().get_int("saturate", 1) != 0;
     const bool typed_x = dispatch<kFloats | kInts>(x.dtype, [&](auto tx) {
       using X = typename decltype(tx)::type;
       if constexpr (is_float_v<X> || std::is_same_v<X, int32_t>) {
         switch (precision_of(p)) {
-          case Precision::kFloat32: typed_y = quantize_f8_typed<Precision::kFloat32, X>(l, x, s, zf, saturate, y); break;
-          case Precision::kFloat16: typed_y = quantize_f8_typed<Precision::kFloat16, X>(l, x, s, zf, saturate, y); break;
-          case Precision::kBFloat16: typed_y = quantize_f8_typed<Precision::kBFloat16, X>(l, x, s, zf, saturate, y); break;
-          case Precision::kFloat64: typed_y = quantize_f8_typed<Precision::kFloat64, X>(l, x, s, zf, saturate, y); break;
+          case Precision::kFloat32: typed_y = quantize_small_float<Precision::kFloat32, X>(l, x, s, zf, saturate, y); break;
+          case Precision::kFloat16: typed_y = quantize_small_float<Precision::kFloat16, X>(l, x, s, zf, saturate, y); break;
+          case Precision::kBFloat16: typed_y = quantize_small_float<Precision::kBFloat16, X>(l, x, s, zf, saturate, y); break;
+          case Precision::kFloat64: typed_y = quantize_small_float<Precision::kFloat64, X>(l, x, s, zf, saturate, y); break;
         }
       }
     });
@@ -314,9 +327,10 @@ Status quantize(KernelContext& ctx) {
 
 std::string quantize_supports(const KernelInit& init) {
   const DType t = init.output(0).dtype;
-  if (t == DType::kUndefined || is_int_quant_type(t) || is_f8_quant_type(t)) return "";
+  if (t == DType::kUndefined || is_int_quant_type(t) || is_small_float_type(t)) return "";
   return std::string("quantising to ") + graph::dtype_name(t) +
-         " is not implemented (uint8/int8/uint16/int16/int32, int4/uint4/int2/uint2 and the float8 types only)";
+         " is not implemented (uint8/int8/uint16/int16/int32, int4/uint4/int2/uint2, float4e2m1 and the float8 types"
+         " other than float8e8m0 only)";
 }
 
 // ---- DequantizeLinear ----
@@ -341,10 +355,11 @@ void dequantize_typed(const QuantLayout& l, const Tensor& x, const std::vector<d
   });
 }
 
-// float8 input: decoded exactly, then the same double arithmetic as integers.
-template <f8::Format F, class Y>
-void dequantize_f8_typed(const QuantLayout& l, const Tensor& x, const std::vector<double>& s,
-                         const std::vector<double>& z, Tensor& y) {
+// float8 / float4e2m1 input: decoded exactly, then the same double
+// arithmetic as integers.
+template <class Y, class Decode>
+void dequantize_small_float_typed(const QuantLayout& l, const Tensor& x, const std::vector<double>& s,
+                                  const std::vector<double>& z, Tensor& y, Decode decode) {
   const uint8_t* xp = x.as<const uint8_t>();
   Y* yp = y.as<Y>();
   for_each_quant_run(l, x.elements(), [&](int64_t pos, int64_t si, int64_t ss, int64_t n) {
@@ -353,7 +368,7 @@ void dequantize_f8_typed(const QuantLayout& l, const Tensor& x, const std::vecto
     const double* zr = z.data() + si;
     Y* yr = yp + pos;
     for (int64_t i = 0; i < n; ++i)
-      yr[i] = store<Y>((static_cast<double>(f8::decode<F>(xr[i])) - zr[i * ss]) * sr[i * ss]);
+      yr[i] = store<Y>((static_cast<double>(decode(xr[i])) - zr[i * ss]) * sr[i * ss]);
   });
 }
 
@@ -362,22 +377,30 @@ Status dequantize(KernelContext& ctx) {
   const Tensor& scale = ctx.input(1);
   const Tensor* zp = ctx.has_input(2) && ctx.input(2).data ? &ctx.input(2) : nullptr;
   Tensor& y = ctx.output(0);
-  const bool from_f8 = is_f8_quant_type(x.dtype);
-  if (!is_int_quant_type(x.dtype) && !from_f8)
+  const bool from_small_float = is_small_float_type(x.dtype);
+  if (!is_int_quant_type(x.dtype) && !from_small_float)
     return ctx.fail("dequantising %s is not implemented", graph::dtype_name(x.dtype));
   QuantLayout l;
   OPENACL_RETURN_IF_ERROR(make_layout(ctx, x, scale, zp, &l));
   std::vector<double> s;
   std::vector<int64_t> z;
   OPENACL_RETURN_IF_ERROR(scales_of(ctx, scale, &s));
-  if (from_f8) {
+  if (from_small_float) {
     std::vector<double> zf;
-    OPENACL_RETURN_IF_ERROR(f8_zero_points_of(ctx, zp, x.dtype, l.scale_count, &zf));
+    OPENACL_RETURN_IF_ERROR(small_float_zero_points_of(ctx, zp, x.dtype, l.scale_count, &zf));
     bool typed_y = false;
-    f8::dispatch_format(x.dtype, [&](auto fmt) {
-      constexpr f8::Format F = decltype(fmt)::value;
-      typed_y = dispatch<kFloats>(y.dtype, [&](auto ty) { dequantize_f8_typed<F, typename decltype(ty)::type>(l, x, s, zf, y); });
-    });
+    if (x.dtype == DType::kFloat4E2M1) {
+      typed_y = dispatch<kFloats>(y.dtype, [&](auto ty) {
+        dequantize_small_float_typed<typename decltype(ty)::type>(l, x, s, zf, y, subbyte::fp4_decode);
+      });
+    } else {
+      f8::dispatch_format(x.dtype, [&](auto fmt) {
+        constexpr f8::Format F = decltype(fmt)::value;
+        typed_y = dispatch<kFloats>(y.dtype, [&](auto ty) {
+          dequantize_small_float_typed<typename decltype(ty)::type>(l, x, s, zf, y, f8::decode<F>);
+        });
+      });
+    }
     if (!typed_y)
       return ctx.fail("dequantising %s to %s is not supported", graph::dtype_name(x.dtype), graph::dtype_name(y.dtype));
     return Status::Ok();
@@ -397,9 +420,10 @@ Status dequantize(KernelContext& ctx) {
 
 std::string dequantize_supports(const KernelInit& init) {
   const DType t = init.input(0).dtype;
-  if (t == DType::kUndefined || is_int_quant_type(t) || is_f8_quant_type(t)) return "";
+  if (t == DType::kUndefined || is_int_quant_type(t) || is_small_float_type(t)) return "";
   return std::string("dequantising ") + graph::dtype_name(t) +
-         " is not implemented (uint8/int8/uint16/int16/int32, int4/uint4/int2/uint2 and the float8 types only)";
+         " is not implemented (uint8/int8/uint16/int16/int32, int4/uint4/int2/uint2, float4e2m1 and the float8 types"
+         " other than float8e8m0 only)";
 }
 
 OPENACL_REGISTER_KERNEL(QuantizeLinear, "cpu")
