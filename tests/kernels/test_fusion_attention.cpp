@@ -7,16 +7,14 @@
 #include <cmath>
 #include <random>
 
+#include "fusion_test_util.h"
 #include "graph/passes.h"
-#include "model/compiled_model.h"
-#include "model/executor.h"
 
 namespace openacl::model {
 namespace {
 
 using graph::DType;
 using graph::Graph;
-using graph::Node;
 using graph::Value;
 
 constexpr int64_t kB = 2, kH = 3, kD = 4;
@@ -36,26 +34,9 @@ struct Case {
   size_t nodes_fused;    // expected nodes after compile with folding
 };
 
-Value* int_constant(Graph& g, const std::string& name, const std::vector<int64_t>& v) {
-  const int64_t n = static_cast<int64_t>(v.size());
-  Value* c = g.add_value(name, graph::TensorType{DType::kInt64, graph::Shape{n}});
-  c->constant = graph::TensorData::copy_of(DType::kInt64, {n}, v.data(), v.size() * 8);
-  return c;
-}
-
-Value* float_constant(Graph& g, const std::string& name, float v) {
-  Value* c = g.add_value(name, graph::TensorType{DType::kFloat32, graph::Shape{}});
-  c->constant = graph::TensorData::copy_of(DType::kFloat32, {}, &v, 4);
-  return c;
-}
-
-graph::Attribute ints(std::vector<int64_t> v) {
-  graph::Attribute a;
-  a.kind = graph::Attribute::Kind::kInts;
-  a.ints = std::move(v);
-  return a;
-}
-
+using fusion_test::ints;
+using fusion_test::i64_constant;
+using fusion_test::f32_scalar;
 std::vector<int64_t> mask_dims(const Case& k) {
   switch (k.mask) {
     case Mask::kPerKey: return {k.skv};
@@ -67,16 +48,11 @@ std::vector<int64_t> mask_dims(const Case& k) {
   return {};
 }
 
-std::vector<float> run(const Case& k, bool fold, size_t* nodes) {
+fusion_test::Result run(const Case& k, bool fold) {
   auto gp = std::make_shared<Graph>();
   Graph& g = *gp;
   g.opsets()[""] = 17;
-  auto input = [&](const char* name, std::vector<int64_t> dims) {
-    Value* v = g.add_value(name, graph::TensorType{DType::kFloat32, graph::Shape(dims.begin(), dims.end())});
-    v->is_graph_input = true;
-    g.inputs().push_back(v);
-    return v;
-  };
+  auto input = [&](const char* name, const std::vector<int64_t>& dims) { return fusion_test::input(g, name, dims); };
   auto node = [&](const char* op, std::vector<Value*> ins, const std::string& out_name) {
     Value* out = g.add_value(out_name);
     return std::make_pair(g.add_node(out_name, op, std::move(ins), {out}, "", 17), out);
@@ -91,7 +67,7 @@ std::vector<float> run(const Case& k, bool fold, size_t* nodes) {
   Value* v = input("v", {kB, k.skv, kH * kD});
   Value* mask = k.mask == Mask::kNone ? nullptr : input("mask", mask_dims(k));
   auto heads = [&](Value* x, int64_t s, const std::string& name) {
-    return node("Reshape", {x, int_constant(g, name + "_shape", {kB, s, kH, kD})}, name + "_heads").second;
+    return node("Reshape", {x, i64_constant(g, name + "_shape", {kB, s, kH, kD})}, name + "_heads").second;
   };
   Value* qh = transpose(heads(q, k.sq, "q"), {0, 2, 1, 3}, "qh");
   Value* kt = k.two_transposes ? transpose(transpose(heads(kk, k.skv, "k"), {0, 2, 1, 3}, "kh"), {0, 1, 3, 2}, "kt")
@@ -99,8 +75,8 @@ std::vector<float> run(const Case& k, bool fold, size_t* nodes) {
   Value* vh = transpose(heads(v, k.skv, "v"), {0, 2, 1, 3}, "vh");
   Value* s = node("MatMul", {qh, kt}, "scores").second;
   Value* scores = s;
-  if (k.scale == Scale::kDiv) s = node("Div", {s, float_constant(g, "sqrt_d", 2.f)}, "scaled").second;
-  if (k.scale == Scale::kMul) s = node("Mul", {float_constant(g, "inv_sqrt_d", 0.5f), s}, "scaled").second;
+  if (k.scale == Scale::kDiv) s = node("Div", {s, f32_scalar(g, "sqrt_d", 2.f)}, "scaled").second;
+  if (k.scale == Scale::kMul) s = node("Mul", {f32_scalar(g, "inv_sqrt_d", 0.5f), s}, "scaled").second;
   if (mask) s = node("Add", k.mask_first ? std::vector<Value*>{mask, s} : std::vector<Value*>{s, mask}, "masked").second;
   auto [sm, p] = node("Softmax", {s}, "probs");
   sm->attrs.set("axis", [] {
@@ -110,22 +86,13 @@ std::vector<float> run(const Case& k, bool fold, size_t* nodes) {
     return a;
   }());
   Value* ctx = transpose(node("MatMul", {p, vh}, "context").second, {0, 2, 1, 3}, "context_t");
-  Value* y = node("Reshape", {ctx, int_constant(g, "y_shape", {kB, k.sq, kH * kD})}, "y").second;
+  Value* y = node("Reshape", {ctx, i64_constant(g, "y_shape", {kB, k.sq, kH * kD})}, "y").second;
   y->is_graph_output = true;
   g.outputs().push_back(y);
   if (k.scores_output) {
     scores->is_graph_output = true;
     g.outputs().push_back(scores);
   }
-  CompileOptions opt;
-  opt.fold_constants = fold;
-  std::unique_ptr<CompiledModel> cm;
-  Status st = CompiledModel::compile(gp, opt, &cm);
-  EXPECT_TRUE(st.ok()) << st.message();
-  if (!st.ok()) return {};
-  *nodes = cm->nodes().size();
-  std::shared_ptr<const CompiledModel> shared(std::move(cm));
-  Executor ex(shared);
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0.f, 1.f);
   auto random = [&](std::vector<int64_t> dims) {
@@ -146,11 +113,7 @@ std::vector<float> run(const Case& k, bool fold, size_t* nodes) {
     if (k.masked_row) std::fill(mv.begin(), mv.begin() + k.skv, -INFINITY);
     in.push_back({DType::kFloat32, mask_dims(k), mv.data()});
   }
-  std::vector<kernels::Tensor> out;
-  st = ex.run(in, &out);
-  EXPECT_TRUE(st.ok()) << st.message();
-  if (!st.ok()) return {};
-  return std::vector<float>(out[0].as<float>(), out[0].as<float>() + out[0].elements());
+  return fusion_test::compile_and_run(gp, fold, in);
 }
 
 TEST(Fusion, WrittenOutAttentionMatchesUnfused) {
@@ -165,12 +128,14 @@ TEST(Fusion, WrittenOutAttentionMatchesUnfused) {
       {"scores also an output: left alone", 5, 5, Scale::kDiv, Mask::kPerBatchKey, false, false, true, false, 13},
   };
   for (const Case& k : cases) {
-    size_t unfused_nodes = 0, fused_nodes = 0;
-    const std::vector<float> ref = run(k, false, &unfused_nodes);
-    const std::vector<float> got = run(k, true, &fused_nodes);
-    EXPECT_EQ(fused_nodes, k.nodes_fused) << k.name << " (unfused: " << unfused_nodes << " nodes)";
+    const fusion_test::Result unfused = run(k, false);
+    const fusion_test::Result fused = run(k, true);
+    EXPECT_EQ(fused.nodes, k.nodes_fused) << k.name << " (unfused: " << unfused.nodes << " nodes)";
+    ASSERT_FALSE(unfused.outputs.empty()) << k.name;
+    ASSERT_EQ(unfused.outputs.size(), fused.outputs.size()) << k.name;
+    const std::vector<float>& ref = unfused.outputs[0];
+    const std::vector<float>& got = fused.outputs[0];
     ASSERT_EQ(ref.size(), got.size()) << k.name;
-    ASSERT_FALSE(ref.empty()) << k.name;
     for (size_t i = 0; i < ref.size(); ++i) {
       if (k.masked_row && std::isnan(ref[i])) {  // softmax of -inf everywhere: NaN unfused, zeros fused
         EXPECT_EQ(got[i], 0.f) << k.name << " at " << i;
@@ -194,8 +159,8 @@ TEST(Fusion, AttentionWithUnequalHeadSplitsIsLeftAlone) {
   Value* kt = g->add_value("kt", graph::TensorType{DType::kFloat32, graph::Shape{1, 2, 6, 6}});
   Value* s = g->add_value("s", graph::TensorType{DType::kFloat32, graph::Shape{1, 3, 6, 6}});
   Value* p = g->add_value("p", graph::TensorType{DType::kFloat32, graph::Shape{1, 3, 6, 6}});
-  g->add_node("rq", "Reshape", {q, int_constant(*g, "sq", {1, 6, 3, 4})}, {qh}, "", 17);
-  g->add_node("rk", "Reshape", {k, int_constant(*g, "sk", {1, 6, 2, 6})}, {kh}, "", 17);
+  g->add_node("rq", "Reshape", {q, i64_constant(*g, "sq", {1, 6, 3, 4})}, {qh}, "", 17);
+  g->add_node("rk", "Reshape", {k, i64_constant(*g, "sk", {1, 6, 2, 6})}, {kh}, "", 17);
   g->add_node("tq", "Transpose", {qh}, {qt}, "", 17)->attrs.set("perm", ints({0, 2, 1, 3}));
   g->add_node("tk", "Transpose", {kh}, {kt}, "", 17)->attrs.set("perm", ints({0, 2, 3, 1}));
   g->add_node("qk", "MatMul", {qt, kt}, {s}, "", 17);

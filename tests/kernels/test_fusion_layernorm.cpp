@@ -3,19 +3,16 @@
 // gives, and the pass must leave alone what is not exactly that pattern.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <random>
 
+#include "fusion_test_util.h"
 #include "graph/passes.h"
-#include "model/compiled_model.h"
-#include "model/executor.h"
 
 namespace openacl::model {
 namespace {
 
 using graph::DType;
 using graph::Graph;
-using graph::Node;
 using graph::Value;
 
 constexpr int64_t kC = 12;
@@ -31,20 +28,14 @@ struct Case {
   size_t nodes_fused;   // expected nodes after compile with folding
 };
 
-Value* constant(Graph& g, const std::string& name, std::vector<int64_t> dims, const std::vector<float>& v) {
-  Value* c = g.add_value(name, graph::TensorType{DType::kFloat32, graph::Shape(dims.begin(), dims.end())});
-  c->constant = graph::TensorData::copy_of(DType::kFloat32, dims, v.data(), v.size() * 4);
-  return c;
-}
+using fusion_test::f32_constant;
 
 // x [2, 5, 12] -> the written-out LayerNorm over the last axis.
-std::vector<std::vector<float>> run(const Case& k, bool fold, size_t* nodes) {
+fusion_test::Result run(const Case& k, bool fold) {
   auto gp = std::make_shared<Graph>();
   Graph& g = *gp;
   g.opsets()[""] = k.opset;
-  Value* x = g.add_value("x", graph::TensorType{DType::kFloat32, graph::Shape{2, 5, kC}});
-  x->is_graph_input = true;
-  g.inputs().push_back(x);
+  Value* x = fusion_test::input(g, "x", {2, 5, kC});
   std::mt19937 rng(11);
   std::normal_distribution<float> nd(0.f, 1.f);
   std::vector<float> gamma(kC), beta(kC);
@@ -55,15 +46,10 @@ std::vector<std::vector<float>> run(const Case& k, bool fold, size_t* nodes) {
     Value* out = g.add_value(out_name);
     if (k.opset >= 18) {
       const int64_t a = k.axis;
-      Value* axes = g.add_value("axes" + std::to_string(consts++), graph::TensorType{DType::kInt64, graph::Shape{1}});
-      axes->constant = graph::TensorData::copy_of(DType::kInt64, {1}, &a, 8);
+      Value* axes = fusion_test::i64_constant(g, "axes" + std::to_string(consts++), {a});
       g.add_node(out_name, "ReduceMean", {in, axes}, {out}, "", k.opset);
     } else {
-      Node* n = g.add_node(out_name, "ReduceMean", {in}, {out}, "", k.opset);
-      graph::Attribute axes;
-      axes.kind = graph::Attribute::Kind::kInts;
-      axes.ints = {k.axis};
-      n->attrs.set("axes", axes);
+      g.add_node(out_name, "ReduceMean", {in}, {out}, "", k.opset)->attrs.set("axes", fusion_test::ints({k.axis}));
     }
     return out;
   };
@@ -75,37 +61,23 @@ std::vector<std::vector<float>> run(const Case& k, bool fold, size_t* nodes) {
   Value* m = mean(x, "mean");
   Value* d = binary("Sub", x, m, "d");
   Value* sq = k.square_by_mul ? binary("Mul", d, d, "sq")
-                              : binary("Pow", d, constant(g, "two", {}, {2.f}), "sq");
+                              : binary("Pow", d, f32_constant(g, "two", {}, {2.f}), "sq");
   Value* var = mean(sq, "var");
-  Value* ve = binary("Add", var, constant(g, "eps", {}, {1e-5f}), "ve", k.swap_operands);
+  Value* ve = binary("Add", var, f32_constant(g, "eps", {}, {1e-5f}), "ve", k.swap_operands);
   Value* sd = g.add_value("sd");
   g.add_node("sqrt", "Sqrt", {ve}, {sd}, "", k.opset);
   Value* n = binary("Div", d, sd, "n");
-  Value* y = binary("Mul", n, constant(g, "gamma", {kC}, gamma), "scaled", k.swap_operands);
-  if (k.with_beta) y = binary("Add", y, constant(g, "beta", {kC}, beta), "shifted", k.swap_operands);
+  Value* y = binary("Mul", n, f32_constant(g, "gamma", {kC}, gamma), "scaled", k.swap_operands);
+  if (k.with_beta) y = binary("Add", y, f32_constant(g, "beta", {kC}, beta), "shifted", k.swap_operands);
   y->is_graph_output = true;
   g.outputs().push_back(y);
   if (k.d_is_output) {
     d->is_graph_output = true;
     g.outputs().push_back(d);
   }
-  CompileOptions opt;
-  opt.fold_constants = fold;
-  std::unique_ptr<CompiledModel> cm;
-  Status st = CompiledModel::compile(gp, opt, &cm);
-  EXPECT_TRUE(st.ok()) << st.message();
-  if (!st.ok()) return {};
-  *nodes = cm->nodes().size();
-  std::shared_ptr<const CompiledModel> sm(std::move(cm));
-  Executor ex(sm);
   std::vector<float> xv(2 * 5 * kC);
   for (float& v : xv) v = 3.f * nd(rng) + 1.f;
-  std::vector<kernels::Tensor> out;
-  st = ex.run({kernels::Tensor{DType::kFloat32, {2, 5, kC}, xv.data()}}, &out);
-  EXPECT_TRUE(st.ok()) << st.message();
-  std::vector<std::vector<float>> r;
-  for (const kernels::Tensor& t : out) r.emplace_back(t.as<float>(), t.as<float>() + t.elements());
-  return r;
+  return fusion_test::compile_and_run(gp, fold, {kernels::Tensor{DType::kFloat32, {2, 5, kC}, xv.data()}});
 }
 
 TEST(Fusion, WrittenOutLayerNormMatchesUnfused) {
@@ -117,49 +89,36 @@ TEST(Fusion, WrittenOutLayerNormMatchesUnfused) {
       {"d also an output: left alone", 18, false, false, true, -1, true, 9},
   };
   for (const Case& k : cases) {
-    size_t unfused_nodes = 0, fused_nodes = 0;
-    const auto ref = run(k, false, &unfused_nodes);
-    const auto got = run(k, true, &fused_nodes);
-    EXPECT_EQ(fused_nodes, k.nodes_fused) << k.name << " (unfused: " << unfused_nodes << " nodes)";
-    ASSERT_EQ(ref.size(), got.size()) << k.name;
-    for (size_t o = 0; o < ref.size(); ++o) {
-      ASSERT_EQ(ref[o].size(), got[o].size()) << k.name;
-      for (size_t i = 0; i < ref[o].size(); ++i)
-        ASSERT_NEAR(got[o][i], ref[o][i], 1e-5f + 1e-5f * std::fabs(ref[o][i]))
-            << k.name << " output " << o << " at " << i;
-    }
+    const fusion_test::Result ref = run(k, false);
+    const fusion_test::Result got = run(k, true);
+    EXPECT_EQ(got.nodes, k.nodes_fused) << k.name << " (unfused: " << ref.nodes << " nodes)";
+    fusion_test::expect_near(ref.outputs, got.outputs, k.name);
   }
 }
 
 TEST(Fusion, LayerNormPatternWithAWrongExponentIsLeftAlone) {
   auto g = std::make_shared<Graph>();
   g->opsets()[""] = 17;
-  Value* x = g->add_value("x", graph::TensorType{DType::kFloat32, graph::Shape{3, kC}});
-  x->is_graph_input = true;
-  g->inputs().push_back(x);
+  Value* x = fusion_test::input(*g, "x", {3, kC});
   auto mean_of = [&](Value* in, const char* name) {
     Value* out = g->add_value(name);
-    Node* n = g->add_node(name, "ReduceMean", {in}, {out}, "", 17);
-    graph::Attribute axes;
-    axes.kind = graph::Attribute::Kind::kInts;
-    axes.ints = {-1};
-    n->attrs.set("axes", axes);
+    g->add_node(name, "ReduceMean", {in}, {out}, "", 17)->attrs.set("axes", fusion_test::ints({-1}));
     return out;
   };
   Value* m = mean_of(x, "mean");
   Value* d = g->add_value("d");
   g->add_node("sub", "Sub", {x, m}, {d}, "", 17);
   Value* sq = g->add_value("sq");
-  g->add_node("pow", "Pow", {d, constant(*g, "three", {}, {3.f})}, {sq}, "", 17);
+  g->add_node("pow", "Pow", {d, f32_constant(*g, "three", {}, {3.f})}, {sq}, "", 17);
   Value* var = mean_of(sq, "var");
   Value* ve = g->add_value("ve");
-  g->add_node("add", "Add", {var, constant(*g, "eps", {}, {1e-5f})}, {ve}, "", 17);
+  g->add_node("add", "Add", {var, f32_constant(*g, "eps", {}, {1e-5f})}, {ve}, "", 17);
   Value* sd = g->add_value("sd");
   g->add_node("sqrt", "Sqrt", {ve}, {sd}, "", 17);
   Value* n = g->add_value("n");
   g->add_node("div", "Div", {d, sd}, {n}, "", 17);
   Value* y = g->add_value("y");
-  g->add_node("mul", "Mul", {n, constant(*g, "gamma", {kC}, std::vector<float>(kC, 1.f))}, {y}, "", 17);
+  g->add_node("mul", "Mul", {n, f32_constant(*g, "gamma", {kC}, std::vector<float>(kC, 1.f))}, {y}, "", 17);
   y->is_graph_output = true;
   g->outputs().push_back(y);
   size_t rewrites = 9;

@@ -3,12 +3,10 @@
 // unfused one gives, and the passes must take exactly what they promise.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <random>
 
+#include "fusion_test_util.h"
 #include "graph/passes.h"
-#include "model/compiled_model.h"
-#include "model/executor.h"
 
 namespace openacl::model {
 namespace {
@@ -24,37 +22,25 @@ struct Case {
   size_t nodes_fused;              // expected m->nodes().size() when folded
 };
 
-Value* scalar(Graph& g, const std::string& name, float v) {
-  Value* c = g.add_value(name, graph::TensorType{DType::kFloat32, graph::Shape{}});
-  c->constant = graph::TensorData::copy_of(DType::kFloat32, {}, &v, 4);
-  return c;
-}
+using fusion_test::f32_scalar;
 
 // x [2,5,8] @ W [8,6] (+ b) then the tail; x2 [2,5,6] feeds the residual.
-std::vector<float> run(const Case& k, bool fold, size_t* nodes) {
+fusion_test::Result run(const Case& k, bool fold) {
   auto gp = std::make_shared<Graph>();
   Graph& g = *gp;
   g.opsets()[""] = 17;
-  auto input = [&](const char* name, std::vector<int64_t> d) {
-    Value* v = g.add_value(name, graph::TensorType{DType::kFloat32, graph::Shape(d.begin(), d.end())});
-    v->is_graph_input = true;
-    g.inputs().push_back(v);
-    return v;
-  };
-  Value* x = input("x", {2, 5, 8});
-  Value* x2 = input("x2", {2, 5, 6});
+  Value* x = fusion_test::input(g, "x", {2, 5, 8});
+  Value* x2 = fusion_test::input(g, "x2", {2, 5, 6});
   std::mt19937 rng(5);
   std::normal_distribution<float> nd(0.f, 0.5f);
   std::vector<float> wv(8 * 6), bv(6);
   for (float& v : wv) v = nd(rng);
   for (float& v : bv) v = nd(rng);
-  Value* w = g.add_value("w", graph::TensorType{DType::kFloat32, graph::Shape{8, 6}});
-  w->constant = graph::TensorData::copy_of(DType::kFloat32, {8, 6}, wv.data(), wv.size() * 4);
+  Value* w = fusion_test::f32_constant(g, "w", {8, 6}, wv);
   Value* y = g.add_value("mm");
   g.add_node("mm", "MatMul", {x, w}, {y}, "", 17);
   if (!k.bias_dims.empty()) {
-    Value* b = g.add_value("b", graph::TensorType{DType::kFloat32, graph::Shape(k.bias_dims.begin(), k.bias_dims.end())});
-    b->constant = graph::TensorData::copy_of(DType::kFloat32, k.bias_dims, bv.data(), bv.size() * 4);
+    Value* b = fusion_test::f32_constant(g, "b", k.bias_dims, bv);
     Value* s = g.add_value("biased");
     g.add_node("bias", "Add", {b, y}, {s}, "", 17);  // bias first, as PyTorch exports it
     y = s;
@@ -62,16 +48,16 @@ std::vector<float> run(const Case& k, bool fold, size_t* nodes) {
   const std::string tail = k.tail;
   if (tail == "gelu" || tail == "gelu-mul") {
     Value* t = g.add_value("t");
-    if (tail == "gelu") g.add_node("div", "Div", {y, scalar(g, "sqrt2", 1.4142135f)}, {t}, "", 17);
-    else g.add_node("scale", "Mul", {scalar(g, "rsqrt2", 0.70710678f), y}, {t}, "", 17);
+    if (tail == "gelu") g.add_node("div", "Div", {y, f32_scalar(g, "sqrt2", 1.4142135f)}, {t}, "", 17);
+    else g.add_node("scale", "Mul", {f32_scalar(g, "rsqrt2", 0.70710678f), y}, {t}, "", 17);
     Value* e = g.add_value("e");
     g.add_node("erf", "Erf", {t}, {e}, "", 17);
     Value* a = g.add_value("a");
-    g.add_node("add1", "Add", {e, scalar(g, "one", 1.f)}, {a}, "", 17);
+    g.add_node("add1", "Add", {e, f32_scalar(g, "one", 1.f)}, {a}, "", 17);
     Value* m = g.add_value("m");
     g.add_node("mul", "Mul", {y, a}, {m}, "", 17);
     Value* h = g.add_value("h");
-    g.add_node("half", "Mul", {m, scalar(g, "half", 0.5f)}, {h}, "", 17);
+    g.add_node("half", "Mul", {m, f32_scalar(g, "half", 0.5f)}, {h}, "", 17);
     y = h;
   } else if (tail == "relu") {
     Value* r = g.add_value("r");
@@ -86,23 +72,12 @@ std::vector<float> run(const Case& k, bool fold, size_t* nodes) {
   }
   y->is_graph_output = true;
   g.outputs().push_back(y);
-  CompileOptions opt;
-  opt.fold_constants = fold;
-  std::unique_ptr<CompiledModel> m;
-  Status st = CompiledModel::compile(gp, opt, &m);
-  EXPECT_TRUE(st.ok()) << st.message();
-  if (!st.ok()) return {};
-  *nodes = m->nodes().size();
-  std::shared_ptr<const CompiledModel> sm(std::move(m));
-  Executor ex(sm);
   std::vector<float> xv(2 * 5 * 8), x2v(2 * 5 * 6);
   for (float& v : xv) v = nd(rng) * 2;
   for (float& v : x2v) v = nd(rng) * 2;
-  std::vector<kernels::Tensor> out;
-  st = ex.run({kernels::Tensor{DType::kFloat32, {2, 5, 8}, xv.data()}, kernels::Tensor{DType::kFloat32, {2, 5, 6}, x2v.data()}},
-              &out);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return std::vector<float>(out[0].as<float>(), out[0].as<float>() + out[0].elements());
+  return fusion_test::compile_and_run(
+      gp, fold,
+      {kernels::Tensor{DType::kFloat32, {2, 5, 8}, xv.data()}, kernels::Tensor{DType::kFloat32, {2, 5, 6}, x2v.data()}});
 }
 
 TEST(Fusion, MatMulEpilogueMatchesUnfused) {
@@ -117,13 +92,10 @@ TEST(Fusion, MatMulEpilogueMatchesUnfused) {
       {"residual without bias", {}, "residual", 2},
   };
   for (const Case& k : cases) {
-    size_t unfused_nodes = 0, fused_nodes = 0;
-    const std::vector<float> ref = run(k, false, &unfused_nodes);
-    const std::vector<float> got = run(k, true, &fused_nodes);
-    EXPECT_EQ(fused_nodes, k.nodes_fused) << k.name << " (unfused: " << unfused_nodes << " nodes)";
-    ASSERT_EQ(ref.size(), got.size()) << k.name;
-    for (size_t i = 0; i < ref.size(); ++i)
-      ASSERT_NEAR(got[i], ref[i], 1e-5f + 1e-5f * std::fabs(ref[i])) << k.name << " at " << i;
+    const fusion_test::Result ref = run(k, false);
+    const fusion_test::Result got = run(k, true);
+    EXPECT_EQ(got.nodes, k.nodes_fused) << k.name << " (unfused: " << ref.nodes << " nodes)";
+    fusion_test::expect_near(ref.outputs, got.outputs, k.name);
   }
 }
 
@@ -131,19 +103,17 @@ TEST(Fusion, GeluPatternWithOtherConstantsIsLeftAlone) {
   // 0.4 instead of 0.5: not GELU, so the five nodes stay (and MatMul keeps its bias).
   auto g = std::make_shared<Graph>();
   g->opsets()[""] = 17;
-  Value* x = g->add_value("x", graph::TensorType{DType::kFloat32, graph::Shape{3, 4}});
-  x->is_graph_input = true;
-  g->inputs().push_back(x);
+  Value* x = fusion_test::input(*g, "x", {3, 4});
   Value* t = g->add_value("t");
-  g->add_node("div", "Div", {x, scalar(*g, "sqrt2", 1.4142135f)}, {t}, "", 17);
+  g->add_node("div", "Div", {x, f32_scalar(*g, "sqrt2", 1.4142135f)}, {t}, "", 17);
   Value* e = g->add_value("e");
   g->add_node("erf", "Erf", {t}, {e}, "", 17);
   Value* a = g->add_value("a");
-  g->add_node("add1", "Add", {e, scalar(*g, "one", 1.f)}, {a}, "", 17);
+  g->add_node("add1", "Add", {e, f32_scalar(*g, "one", 1.f)}, {a}, "", 17);
   Value* m = g->add_value("m");
   g->add_node("mul", "Mul", {x, a}, {m}, "", 17);
   Value* h = g->add_value("h");
-  g->add_node("half", "Mul", {m, scalar(*g, "notahalf", 0.4f)}, {h}, "", 17);
+  g->add_node("half", "Mul", {m, f32_scalar(*g, "notahalf", 0.4f)}, {h}, "", 17);
   h->is_graph_output = true;
   g->outputs().push_back(h);
   size_t rewrites = 9;

@@ -376,8 +376,12 @@ TEST_P(LayoutPass, RegionWithAMultipleOf8IsCappedAt8) {
         const std::string& n = cn.node->name;
         const bool first = n == "conv1" || n == "conv2" || n == "conv3";
         EXPECT_EQ(cn.node->attrs.get_int(kernels::cpu::kBlockedMaxAttr, 0), on && first ? 8 : 0) << n;
-        if (on && (n == "conv1" || n == "conv2")) EXPECT_EQ(cn.output_blocks.at(0), block ? 8 : 0) << n;
-        if (on && n == "conv4") EXPECT_EQ(cn.output_blocks.at(0), block) << n;
+        if (on && (n == "conv1" || n == "conv2")) {
+          EXPECT_EQ(cn.output_blocks.at(0), block ? 8 : 0) << n;
+        }
+        if (on && n == "conv4") {
+          EXPECT_EQ(cn.output_blocks.at(0), block) << n;
+        }
       }
     });
   }
@@ -408,7 +412,9 @@ TEST_P(LayoutPass, ChannelScaleMulStaysBlocked) {
           EXPECT_EQ(cn.input_blocks.at(scale), 0) << n;
           EXPECT_EQ(cn.input_blocks.at(1 - scale), on ? block : 0) << n;
         }
-        if (n == "fc" || n == "sig") EXPECT_EQ(cn.output_blocks.at(0), 0) << n;
+        if (n == "fc" || n == "sig") {
+          EXPECT_EQ(cn.output_blocks.at(0), 0) << n;
+        }
       }
     });
   }

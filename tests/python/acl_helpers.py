@@ -219,3 +219,43 @@ def write_device(acl, ptr, array):
     src = np.ascontiguousarray(array)
     ret = acl.rt.memcpy(ptr, src.nbytes, src.ctypes.data, src.nbytes, ACL_MEMCPY_HOST_TO_DEVICE)
     assert ret == ACL_SUCCESS, f"memcpy H2D -> {ret}"
+
+
+def execute_model(acl, model_id, inputs, output_sizes):
+    """Runs acl.mdl.execute once: each numpy array of `inputs` copied into a
+    device buffer of its own, one zero-size-safe device buffer per entry of
+    `output_sizes` (bytes). Returns the outputs as uint8 arrays. Everything it
+    made is destroyed again, also when a step fails."""
+    made = []  # (ptr, data buffer)
+    datasets = []
+
+    def check(ret, what):
+        assert ret == ACL_SUCCESS, f"{what} -> {ret}: {acl.get_recent_err_msg()}"
+
+    def dataset(items):
+        ds = acl.mdl.create_dataset()
+        datasets.append(ds)
+        for item in items:
+            size = item if isinstance(item, int) else item.nbytes
+            ptr, ret = acl.rt.malloc(max(size, 1), ACL_MEM_MALLOC_HUGE_FIRST)
+            check(ret, f"malloc({size})")
+            buf = acl.create_data_buffer(ptr, size)
+            made.append((ptr, buf))
+            if not isinstance(item, int):
+                write_device(acl, ptr, item)
+            _, ret = acl.mdl.add_dataset_buffer(ds, buf)
+            check(ret, "add_dataset_buffer")
+        return ds
+
+    try:
+        ins = dataset(inputs)
+        outs = dataset(output_sizes)
+        check(acl.mdl.execute(model_id, ins, outs), "execute")
+        first = len(inputs)
+        return [read_device(acl, made[first + i][0], size) for i, size in enumerate(output_sizes)]
+    finally:
+        for ds in datasets:
+            check(acl.mdl.destroy_dataset(ds), "destroy_dataset")
+        for ptr, buf in made:
+            check(acl.destroy_data_buffer(buf), "destroy_data_buffer")
+            check(acl.rt.free(ptr), "free")

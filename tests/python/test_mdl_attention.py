@@ -74,41 +74,14 @@ def attention_model(path, scale_op):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
 
 
-def ok(ret, what):
-    assert ret == H.ACL_SUCCESS, f"{what} -> {ret}: {acl.get_recent_err_msg()}"
-
-
 def execute(om, feeds):
     model_id, ret = acl.mdl.load_from_file(str(om))
-    ok(ret, "load_from_file")
-    made = []
-
-    def dataset(items):
-        ds = acl.mdl.create_dataset()
-        for item in items:
-            size = item.nbytes if isinstance(item, np.ndarray) else item
-            ptr, ret = acl.rt.malloc(size, 0)
-            ok(ret, "malloc")
-            if isinstance(item, np.ndarray):
-                H.write_device(acl, ptr, item.view(np.uint8))
-            buf = acl.create_data_buffer(ptr, size)
-            _, ret = acl.mdl.add_dataset_buffer(ds, buf)
-            ok(ret, "add_dataset_buffer")
-            made.append((ptr, buf))
-        return ds
-
-    inputs = dataset(feeds)
-    outputs = dataset([B * S * HIDDEN * 4])
+    assert ret == H.ACL_SUCCESS, f"load_from_file -> {ret}: {acl.get_recent_err_msg()}"
     try:
-        ok(acl.mdl.execute(model_id, inputs, outputs), "execute")
-        return H.read_device(acl, made[-1][0], B * S * HIDDEN * 4, "uint8").view(np.float32).reshape(B, S, HIDDEN)
+        out, = H.execute_model(acl, model_id, feeds, [B * S * HIDDEN * 4])
+        return out.view(np.float32).reshape(B, S, HIDDEN)
     finally:
-        for ds in (inputs, outputs):
-            ok(acl.mdl.destroy_dataset(ds), "destroy_dataset")
-        for ptr, buf in made:
-            ok(acl.destroy_data_buffer(buf), "destroy_data_buffer")
-            ok(acl.rt.free(ptr), "free")
-        ok(acl.mdl.unload(model_id), "unload")
+        assert acl.mdl.unload(model_id) == H.ACL_SUCCESS
 
 
 @pytest.mark.skipif(not ATC.exists(), reason=f"atc not built ({ATC})")

@@ -107,33 +107,9 @@ def test_bool_op(name, device, tmp_path):
     desc = acl.mdl.create_desc()
     ok(acl.mdl.get_desc(desc, model_id), "get_desc")
     assert acl.mdl.get_output_size_by_index(desc, 0) == want.nbytes
-    made = []  # (ptr, buffer)
-
-    def dataset(arrays_or_sizes):
-        ds = acl.mdl.create_dataset()
-        for item in arrays_or_sizes:
-            size = item.nbytes if isinstance(item, np.ndarray) else item
-            ptr, ret = acl.rt.malloc(max(size, 1), 0)
-            ok(ret, "malloc")
-            if isinstance(item, np.ndarray):
-                H.write_device(acl, ptr, item.view(np.uint8))
-            buf = acl.create_data_buffer(ptr, size)
-            _, ret = acl.mdl.add_dataset_buffer(ds, buf)
-            ok(ret, "add_dataset_buffer")
-            made.append((ptr, buf))
-        return ds
-
-    inputs_ds = dataset([feeds[n] for n in feed_names])
-    outputs_ds = dataset([want.nbytes])
     try:
-        ok(acl.mdl.execute(model_id, inputs_ds, outputs_ds), f"execute({name})")
-        got = H.read_device(acl, made[-1][0], want.nbytes, "uint8").view(want.dtype).reshape(want.shape)
-        np.testing.assert_array_equal(got, want)
+        out, = H.execute_model(acl, model_id, [feeds[n] for n in feed_names], [want.nbytes])
+        np.testing.assert_array_equal(out.view(want.dtype).reshape(want.shape), want)
     finally:
-        for ds in (inputs_ds, outputs_ds):
-            ok(acl.mdl.destroy_dataset(ds), "destroy_dataset")
-        for ptr, buf in made:
-            ok(acl.destroy_data_buffer(buf), "destroy_data_buffer")
-            ok(acl.rt.free(ptr), "free")
         ok(acl.mdl.destroy_desc(desc), "destroy_desc")
         ok(acl.mdl.unload(model_id), "unload")
