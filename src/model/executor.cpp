@@ -74,9 +74,7 @@ Executor::Executor(std::shared_ptr<const CompiledModel> model, void* arena, size
     : model_(std::move(model)), arena_(arena), arena_bytes_(arena_bytes), external_arena_(arena != nullptr),
       pool_(std::make_unique<Pool>()) {}
 
-Executor::~Executor() {
-  if (!external_arena_) std::free(arena_);
-}
+Executor::~Executor() = default;
 
 size_t Executor::work_bytes() const { return arena_bytes_ + pool_->total(); }
 
@@ -99,7 +97,9 @@ Status Executor::prepare() {
         return Errorf(code::kInvalidParam, "the work memory at %p is not %zu-byte aligned", arena_, plan.alignment);
     } else {
       arena_bytes_ = round_up(plan.work_size ? plan.work_size : 1);
-      arena_ = std::aligned_alloc(std::max(plan.alignment, kAlign), arena_bytes_);
+      own_arena_ = plan.alignment <= kAlign ? alloc_pages(arena_bytes_)
+                                            : PageBuffer(std::aligned_alloc(plan.alignment, arena_bytes_));
+      arena_ = own_arena_.get();
       if (!arena_)
         return Errorf(code::kBadAlloc, "cannot allocate the model's work memory (%zu bytes)", arena_bytes_);
     }

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "base/page_alloc.h"
 #include "base/status.h"
 #include "kernels/kernel.h"
 #include "model/compiled_model.h"
@@ -93,6 +94,7 @@ class Executor {
   // Static: per graph output, its place in the arena (nullptr: not redirectable).
   std::vector<void*> output_arena_;
   void* arena_ = nullptr;
+  PageBuffer own_arena_;  // arena_ when the executor allocated it
   size_t arena_bytes_ = 0;
   bool external_arena_ = false;
   bool prepared_ = false;

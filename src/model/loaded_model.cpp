@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/page_alloc.h"
 #include "graph/onnx/onnx_import.h"
 
 namespace openacl::model {
@@ -97,9 +98,10 @@ Status read_model(const void* data, size_t size, const std::string& base_dir, Om
       OPENACL_RETURN_IF_ERROR(open_om(data, size, &view));
       // The caller's bytes are not retained: the weights get a copy, aligned
       // as in the file (constants are 64-byte aligned from the section start).
-      void* copy = std::aligned_alloc(kAlign, round_up(view.weight_bytes ? view.weight_bytes : 1));
-      if (!copy) return Errorf(code::kBadAlloc, "cannot allocate %zu bytes for the model's weights", view.weight_bytes);
-      std::shared_ptr<const void> owner(copy, [](const void* p) { std::free(const_cast<void*>(p)); });
+      PageBuffer pages = alloc_pages(view.weight_bytes);
+      if (!pages) return Errorf(code::kBadAlloc, "cannot allocate %zu bytes for the model's weights", view.weight_bytes);
+      void* copy = pages.get();
+      std::shared_ptr<const void> owner(pages.release(), [](const void* p) { PageFree()(const_cast<void*>(p)); });
       if (view.weight_bytes) std::memcpy(copy, view.weights, view.weight_bytes);
       out->meta = view.meta;
       return decode_graph(view, static_cast<const uint8_t*>(copy), owner, &out->graph);

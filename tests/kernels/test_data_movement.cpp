@@ -31,6 +31,24 @@ TEST(Transpose, Float16Matrix) {
   EXPECT_EQ(values<uint16_t>(r.outputs[0]), (std::vector<uint16_t>{1, 4, 2, 5, 3, 6}));
 }
 
+// A float matrix larger than one 32x32 tile with ragged edges: the 8x8
+// register blocks and the scalar edges together move every element, bits
+// as they are (a NaN's payload included).
+TEST(Transpose, FloatMatrixBlocksAndEdgesAreBitExact) {
+  const int64_t R = 70, C = 45;
+  std::vector<uint32_t> bits(R * C);
+  for (int64_t i = 0; i < R * C; ++i) bits[i] = 0x3f800000u + static_cast<uint32_t>(i);
+  bits[9 * C + 17] = 0x7fc01234u;  // a quiet NaN with a payload
+  OpRun r = run_op("Transpose", {raw_tensor<uint32_t>(DType::kFloat32, {R, C}, bits)});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.outputs[0]->dims, (V64{C, R}));
+  const std::vector<uint32_t> y = values<uint32_t>(r.outputs[0]);
+  bool ok = true;
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t i = 0; i < R; ++i) ok = ok && y[c * R + i] == bits[i * C + c];
+  EXPECT_TRUE(ok);
+}
+
 // Every permutation of a 4-D tensor against index arithmetic (covers the
 // tiled 2-D path, NCHW<->NHWC, block and generic paths).
 TEST(Transpose, AllPermutationsOf4D) {

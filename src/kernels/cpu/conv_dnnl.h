@@ -27,7 +27,7 @@ struct ConvEntry {
   dnnl::primitive prim;
   dnnl::memory::desc src, wei_user, wei, bias, dst;  // src/dst: plain (the tensors we get)
   bool reorder_w = false;  // the primitive wants another weight layout
-  dnnl::memory packed_w;    // weights already in that layout (constant W)
+  dnnl_util::Packed packed_w;  // weights already in that layout (constant W)
   // X / Y go through src_int / dst_int (only the side whose layout differs:
   // a blocked X may already be what the primitive reads).
   bool reorder_src = false, reorder_dst = false;
@@ -78,7 +78,7 @@ void finish_conv_entry(ConvEntry* e, const std::vector<int64_t>& xd, const std::
   e->scratch_md = pd.scratchpad_desc();
   e->scratch_bytes = e->scratch_md.get_size();
   e->prim = Prim(pd);
-  if (const_w && e->reorder_w) e->packed_w = dnnl_util::reorder_to(e->wei_user, const_w, e->wei);
+  if (const_w && e->reorder_w) e->packed_w = dnnl_util::pack(e->wei_user, const_w, e->wei);
   e->ok = true;
 }
 
@@ -86,7 +86,7 @@ inline void run_conv_entry(const ConvEntry& e, const float* x, const float* w, c
   using namespace dnnl_util;
   dnnl::memory wm;
   if (!e.reorder_w) wm = wrap(e.wei, w);
-  else if (e.packed_w) wm = e.packed_w;
+  else if (e.packed_w) wm = e.packed_w.mem;
   else wm = reorder_to(e.wei_user, w, e.wei);  // weights not constant: reorder per run
   // One per-thread buffer holds the scratchpad and the blocked activations.
   const size_t s_bytes = align64(e.scratch_bytes);

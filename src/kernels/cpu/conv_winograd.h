@@ -60,7 +60,7 @@ class WinogradConv {
   std::vector<float> bias_;  // [Mp], zeros when there is none
   dnnl::matmul prim_;
   dnnl::memory::desc v_md_, u_md_, m_md_, scratch_md_;
-  dnnl::memory u_;  // transformed weights, in the matmul's layout
+  dnnl_util::Packed u_;  // transformed weights, in the matmul's layout
   size_t p_bytes_ = 0, v_bytes_ = 0, m_bytes_ = 0, s_bytes_ = 0;
 };
 

@@ -37,6 +37,11 @@ std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& s, const float
                                  s.b_dims[0] > 1 && (s.b_strides[0] * sizeof(float)) % 4096 == 0;
       b_req = memory::desc(dnnl_util::to_dims(s.b_dims), memory::data_type::f32,
                            aliasing_rows ? memory::format_tag::ba : memory::format_tag::any);
+      // B already stored transposed (Gemm's transB, the classifier of every
+      // torchvision CNN): used where it lies, as above.
+      const bool transposed = s.b_dims.size() == 2 && s.b_strides.size() == 2 && s.b_strides[0] == 1 &&
+                              s.b_strides[1] == s.b_dims[0];
+      if (transposed) b_req = e->b_user;
     }
     dnnl::primitive_attr attr = dnnl_util::base_attr();
     if (s.alpha != 1.f) attr.set_output_scales(0, {s.alpha});
@@ -60,7 +65,7 @@ std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& s, const float
     e->scratch_md = pd.scratchpad_desc();
     e->scratch_bytes = e->scratch_md.get_size();
     e->prim = dnnl::matmul(pd);
-    if (const_b && e->reorder_b) e->packed_b = dnnl_util::reorder_to(e->b_user, const_b, e->b);
+    if (const_b && e->reorder_b) e->packed_b = dnnl_util::pack(e->b_user, const_b, e->b);
     e->ok = true;
   } catch (const dnnl::error&) {
     e->ok = false;
@@ -73,7 +78,7 @@ void run_matmul(const MatmulEntry& e, const float* a, const float* b, float* c, 
   using namespace dnnl_util;
   dnnl::memory bm;
   if (!e.reorder_b) bm = wrap(e.b, b);
-  else if (e.packed_b) bm = e.packed_b;
+  else if (e.packed_b) bm = e.packed_b.mem;
   else bm = reorder_to(e.b_user, b, e.b);
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(e.a, a)}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, wrap(e.c, c)}};
   if (bias) args.emplace(DNNL_ARG_BIAS, wrap(e.bias, bias));

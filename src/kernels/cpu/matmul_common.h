@@ -95,7 +95,7 @@ struct MatmulEntry {
   dnnl::matmul prim;
   dnnl::memory::desc a, b_user, b, c, scratch_md;
   bool reorder_b = false;
-  dnnl::memory packed_b;  // B in the primitive's layout (constant B)
+  dnnl_util::Packed packed_b;  // B in the primitive's layout (constant B)
   size_t scratch_bytes = 0;
   dnnl::memory::desc bias;  // set when MatmulSpec::bias
   bool fused = false;       // MatmulSpec's sum / act are post-ops of the primitive
