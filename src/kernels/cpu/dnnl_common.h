@@ -100,7 +100,7 @@ inline dnnl::memory reorder_to(const dnnl::memory::desc& from, const void* src, 
 
 // Constant weights repacked once, when the kernel is built: `mem` is in the
 // primitive's layout, on pages that `storage` owns (alloc_pages: faulted in
-// up front, huge pages where the kernel gives them).
+// up front).
 struct Packed {
   dnnl::memory mem;
   std::shared_ptr<void> storage;

@@ -111,18 +111,18 @@ void transpose_tile_4byte(const float* in, int64_t in_stride, float* out, int64_
       v8f v[8], t[8], s[8];
       for (int i = 0; i < 8; ++i) v[i] = ld8(in + (r + i) * in_stride + c);
       for (int i = 0; i < 8; i += 2) {
-        t[i] = __builtin_shuffle(v[i], v[i + 1], v8i{0, 8, 1, 9, 4, 12, 5, 13});
-        t[i + 1] = __builtin_shuffle(v[i], v[i + 1], v8i{2, 10, 3, 11, 6, 14, 7, 15});
+        t[i] = __builtin_shufflevector(v[i], v[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+        t[i + 1] = __builtin_shufflevector(v[i], v[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
       }
       for (int i = 0; i < 8; i += 4)
         for (int h = 0; h < 2; ++h) {
-          s[i + 2 * h] = __builtin_shuffle(t[i + h], t[i + h + 2], v8i{0, 1, 8, 9, 4, 5, 12, 13});
-          s[i + 2 * h + 1] = __builtin_shuffle(t[i + h], t[i + h + 2], v8i{2, 3, 10, 11, 6, 7, 14, 15});
+          s[i + 2 * h] = __builtin_shufflevector(t[i + h], t[i + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+          s[i + 2 * h + 1] = __builtin_shufflevector(t[i + h], t[i + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
         }
       // s[k] (k < 4) holds rows 0-3 of columns k and k + 4; s[k + 4] rows 4-7.
       for (int k = 0; k < 4; ++k) {
-        st8(out + (c + k) * out_stride + r, __builtin_shuffle(s[k], s[k + 4], v8i{0, 1, 2, 3, 8, 9, 10, 11}));
-        st8(out + (c + k + 4) * out_stride + r, __builtin_shuffle(s[k], s[k + 4], v8i{4, 5, 6, 7, 12, 13, 14, 15}));
+        st8(out + (c + k) * out_stride + r, __builtin_shufflevector(s[k], s[k + 4], 0, 1, 2, 3, 8, 9, 10, 11));
+        st8(out + (c + k + 4) * out_stride + r, __builtin_shufflevector(s[k], s[k + 4], 4, 5, 6, 7, 12, 13, 14, 15));
       }
     }
   for (int64_t c = 0; c < cols; ++c)
