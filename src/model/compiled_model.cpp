@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <mutex>
+#include <optional>
 #include <set>
 
 #include "graph/passes.h"
 #include "kernels/cpu/blocked_layout.h"
+#include "kernels/cpu/cpu_common.h"
 #include "model/control_flow.h"
 #include "model/layout.h"
 
@@ -310,9 +313,23 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
   };
   for (Value* v : g.inputs()) m->input_ids_.push_back(id_of(v));
   for (Value* v : g.outputs()) m->output_ids_.push_back(id_of(v));
-  ConstantReleaser releaser(opt);
-  for (Node* n : order) {
+  // Every node is checked and its kernel looked up in order; the kernels are
+  // then built in parallel (each build is independent, and oneDNN's JIT,
+  // weight packing and the first touch of the packed pages, most of a load,
+  // are serial inside one), the constants of a node released as soon as all
+  // their readers are built, and the nodes kept in order.
+  struct Pending {
     CompiledNode cn;
+    std::optional<kernels::KernelInit> init;
+    bool failed = false;
+    std::string problem;  // why, when failed
+  };
+  std::vector<Pending> pending(order.size());
+  std::vector<size_t> builds;
+  for (size_t k = 0; k < order.size(); ++k) {
+    Node* n = order[k];
+    Pending& p = pending[k];
+    CompiledNode& cn = p.cn;
     cn.node = n;
     for (Value* v : n->inputs) cn.inputs.push_back(id_of(v));
     for (Value* v : n->outputs) cn.outputs.push_back(id_of(v));
@@ -323,25 +340,43 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
                                                : 0);
     Status st = graph::check_node(*n, &cn.schema);
     if (!st.ok()) {
-      problems.push_back(st.message());
+      p.failed = true;
+      p.problem = st.message();
       continue;
     }
-    kernels::KernelInit init = make_init(*n);
+    p.init.emplace(make_init(*n));
     std::string why;
-    cn.def = kernels::KernelRegistry::instance().find(init, opt.backend, &why);
+    cn.def = kernels::KernelRegistry::instance().find(*p.init, opt.backend, &why);
     if (!cn.def) {
       std::string types;
       for (Value* v : n->inputs) types += (types.empty() ? "" : ", ") + (v ? v->type.str() : std::string("-"));
-      problems.push_back(n->describe() + " [" + types + "]: " + why);
+      p.failed = true;
+      p.problem = n->describe() + " [" + types + "]: " + why;
       continue;
     }
-    st = opt.create_kernels ? cn.def->factory(init, &cn.kernel) : Status::Ok();
+    if (opt.create_kernels) builds.push_back(k);
+  }
+  ConstantReleaser releaser(opt);
+  std::mutex release_mu;
+  kernels::cpu::parallel_tasks(static_cast<int64_t>(builds.size()), [&](int64_t b) {
+    Pending& p = pending[builds[static_cast<size_t>(b)]];
+    Status st = Status::Ok();
+    try {
+      st = p.cn.def->factory(*p.init, &p.cn.kernel);
+    } catch (const std::exception& e) {  // nothing may leave a parallel region
+      st = Errorf(code::kInternalError, "%s: building its kernel failed: %s", p.cn.node->describe().c_str(), e.what());
+    }
     if (!st.ok()) {
-      problems.push_back(st.message());
-      continue;
+      p.failed = true;
+      p.problem = st.message();
+      return;
     }
-    if (opt.create_kernels) m->released_bytes_ += releaser.after(*n);
-    m->nodes_.push_back(std::move(cn));
+    std::lock_guard<std::mutex> lock(release_mu);
+    m->released_bytes_ += releaser.after(*p.cn.node);
+  });
+  for (Pending& p : pending) {
+    if (p.failed) problems.push_back(std::move(p.problem));
+    else m->nodes_.push_back(std::move(p.cn));
   }
   OPENACL_RETURN_IF_ERROR(graph::problems_status(problems));
   m->use_counts_.assign(m->values_.size(), 0);

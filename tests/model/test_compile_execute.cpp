@@ -4,8 +4,15 @@
 // folding, dead-node removal, error reporting, input checks, concurrency.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <thread>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 #include "graph/op_schema.h"
 #include "kernels/kernel.h"
@@ -62,6 +69,32 @@ OPENACL_REGISTER_KERNEL(TestPositive, "cpu").types({DType::kFloat32}).run([](Ker
   if (!keep.empty()) std::memcpy(y->data, keep.data(), keep.size() * sizeof(float));
   return Status::Ok();
 });
+
+// TestSlowBuild: y = x. Its kernel takes a while to build, as a JIT or a
+// weight repack does, notes the thread that built it, and refuses to build
+// when attribute fail = 1.
+std::mutex g_build_mu;
+std::set<std::thread::id> g_build_threads;
+class TestCopyKernel final : public kernels::Kernel {
+ public:
+  Status run(KernelContext& c) const override {
+    std::memcpy(c.output(0).data, c.input(0).data, static_cast<size_t>(c.input(0).elements()) * sizeof(float));
+    return Status::Ok();
+  }
+};
+OPENACL_REGISTER_OP(TestSlowBuild).inputs(1, 1).outputs(1, 1).shape(same_shape);
+OPENACL_REGISTER_KERNEL(TestSlowBuild, "cpu")
+    .types({DType::kFloat32})
+    .create([](const kernels::KernelInit& init, std::unique_ptr<kernels::Kernel>* out) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      {
+        std::lock_guard<std::mutex> lock(g_build_mu);
+        g_build_threads.insert(std::this_thread::get_id());
+      }
+      if (init.attrs().get_int("fail", 0)) return init.fail("refused to build");
+      *out = std::make_unique<TestCopyKernel>();
+      return Status::Ok();
+    });
 
 // TestNoKernel: has a schema but no kernel.
 OPENACL_REGISTER_OP(TestNoKernel).inputs(1, 1).outputs(1, 1).shape(same_shape);
@@ -225,6 +258,54 @@ TEST(CompileExecute, EveryNodeThatCannotRunIsListed) {
   EXPECT_NE(st.message().find("2 node(s)"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("'n1'"), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("'n3'"), std::string::npos) << st.message();
+}
+
+// Kernels are built in parallel (compute threads permitting), but the
+// compiled nodes and the list of those that failed keep the graph's order.
+TEST(CompileExecute, KernelsBuiltInParallelKeepTheNodeOrder) {
+#if defined(_OPENMP)
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(2);
+#endif
+  auto build = [](std::set<int> failing, Status* st) {
+    auto g = std::make_unique<Graph>();
+    Value* x = input(*g, "x", {3});
+    for (int i = 0; i < 12; ++i) {
+      Value* y = g->add_value("y" + std::to_string(i));
+      graph::Node* n = g->add_node("n" + std::to_string(i), "TestSlowBuild", {x}, {y}, "", 1);
+      graph::Attribute fail;
+      fail.kind = graph::Attribute::Kind::kInt;
+      fail.i = failing.count(i) ? 1 : 0;
+      n->attrs.set("fail", fail);
+      mark_output(*g, y);
+    }
+    return compile(std::move(g), st);
+  };
+  g_build_threads.clear();
+  Status st;
+  auto m = build({}, &st);
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(m->nodes().size(), 12u);
+  for (size_t i = 0; i < 12; ++i) EXPECT_EQ(m->nodes()[i].node->name, "n" + std::to_string(i));
+  Executor e(m);
+  std::vector<float> xv = {1, -2, 3};
+  std::vector<Tensor> out;
+  ASSERT_TRUE(e.run({view(xv, {3})}, &out).ok());
+  ASSERT_EQ(out.size(), 12u);
+  for (const Tensor& t : out) EXPECT_EQ(values(t), xv);
+#if defined(_OPENMP)
+  EXPECT_EQ(g_build_threads.size(), 2u);  // twelve 5 ms builds, two threads: both took some
+#endif
+  build({9, 2, 5}, &st);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("3 node(s)"), std::string::npos) << st.message();
+  const size_t p2 = st.message().find("'n2'"), p5 = st.message().find("'n5'"), p9 = st.message().find("'n9'");
+  ASSERT_NE(p9, std::string::npos) << st.message();
+  EXPECT_LT(p2, p5) << st.message();
+  EXPECT_LT(p5, p9) << st.message();
+#if defined(_OPENMP)
+  omp_set_num_threads(threads);
+#endif
 }
 
 TEST(CompileExecute, KernelTypeMismatchNamesTheTypes) {

@@ -147,6 +147,21 @@ void parallel_for(int64_t n, int64_t grain, F&& f) {
 #endif
 }
 
+// Runs f(i) for every i in [0, n) across the compute threads, each item to
+// whichever thread is free (items of uneven cost: building kernels). Inside
+// another parallel region, and with one thread, it runs them in order.
+template <class F>
+void parallel_tasks(int64_t n, F&& f) {
+#if defined(_OPENMP)
+  if (n > 1 && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+#pragma omp parallel for schedule(dynamic, 1)
+    for (int64_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < n; ++i) f(i);
+}
+
 // Row-major strides of dims (in elements).
 inline std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
   std::vector<int64_t> s(dims.size(), 1);
