@@ -22,6 +22,7 @@ constexpr uintptr_t kPage = 4096;
 void PageFree::operator()(void* p) const noexcept { std::free(p); }
 
 PageBuffer alloc_pages(size_t bytes) {
+  if (bytes > SIZE_MAX - 64) return PageBuffer();  // rounding up would wrap
   const size_t size = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, size);
   if (p && size >= kPopulateFrom) {

@@ -21,7 +21,8 @@ struct PageFree {
 };
 using PageBuffer = std::unique_ptr<void, PageFree>;
 
-// At least `bytes` bytes, 64-byte aligned; empty when the allocation fails.
+// At least `bytes` bytes (1 for 0), 64-byte aligned; empty when the
+// allocation fails (a size no allocator can give included).
 PageBuffer alloc_pages(size_t bytes);
 
 }  // namespace openacl

@@ -12,6 +12,7 @@
 #include <new>
 #include <thread>
 
+#include "base/page_alloc.h"
 #include "model/loaded_model.h"
 #include "model/om_format.h"
 
@@ -518,6 +519,21 @@ TEST(LoadedModel, MappedFileReleasesWeightsAfterPacking) {
       EXPECT_NEAR(z1[r * 256 + n], want, 1e-3) << r << "," << n;
     }
   std::remove(path.c_str());
+}
+
+// alloc_pages (packed weights, arenas): aligned, usable end to end,
+// populated or not; a size that cannot be had is an empty buffer, not a
+// wrapped-around small one.
+TEST(PageAlloc, AlignedUsableAndRefusesImpossibleSizes) {
+  for (size_t bytes : {size_t{0}, size_t{100}, size_t{300} << 10, size_t{5} << 20}) {
+    PageBuffer b = alloc_pages(bytes);
+    ASSERT_TRUE(b) << bytes;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(b.get()) % 64, 0u) << bytes;
+    std::memset(b.get(), 0x5a, bytes ? bytes : 1);
+    EXPECT_EQ(static_cast<unsigned char*>(b.get())[bytes ? bytes - 1 : 0], 0x5a);
+  }
+  EXPECT_FALSE(alloc_pages(SIZE_MAX));
+  EXPECT_FALSE(alloc_pages(SIZE_MAX - 10));
 }
 
 TEST(LoadedModel, RefusesWhatItCannotRead) {

@@ -89,12 +89,17 @@ inline dnnl::memory wrap(const dnnl::memory::desc& md, const void* ptr) {
   return dnnl::memory(md, engine(), const_cast<void*>(ptr));
 }
 
-// Copies `src` (plain `from`) into a freshly allocated memory of layout `to`.
-inline dnnl::memory reorder_to(const dnnl::memory::desc& from, const void* src, const dnnl::memory::desc& to) {
-  dnnl::memory out(to, engine());
+// Copies `src` (plain `from`) into `out`, in out's layout.
+inline void reorder_into(const dnnl::memory::desc& from, const void* src, dnnl::memory& out) {
   dnnl::memory in = wrap(from, src);
   dnnl::reorder(in, out).execute(stream(), in, out);
   stream().wait();
+}
+
+// Copies `src` (plain `from`) into a freshly allocated memory of layout `to`.
+inline dnnl::memory reorder_to(const dnnl::memory::desc& from, const void* src, const dnnl::memory::desc& to) {
+  dnnl::memory out(to, engine());
+  reorder_into(from, src, out);
   return out;
 }
 
@@ -143,9 +148,7 @@ inline Packed pack(const dnnl::memory::desc& from, const void* src, const dnnl::
     transpose_bytes(src, out.mem.get_data_handle(), mem_dims, {1, 0}, sizeof(float));
     return out;
   }
-  dnnl::memory in = wrap(from, src);
-  dnnl::reorder(in, out.mem).execute(stream(), in, out.mem);
-  stream().wait();
+  reorder_into(from, src, out.mem);
   return out;
 }
 
