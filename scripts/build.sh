@@ -7,6 +7,7 @@
 # Parallelism: $OPENACL_JOBS, default 2 (the project's machines have 2 cores).
 # Build type: $OPENACL_BUILD_TYPE, default Release. Tests, Python module, samples
 # and benchmarks are all on unless EXTRA_CMAKE_ARGS turn them off.
+# Targets: $OPENACL_BUILD_TARGETS (space-separated ninja targets), default all.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -35,5 +36,6 @@ fi
 
 echo "[build] cmake ${cmake_args[*]} ${EXTRA_ARGS[*]}"
 cmake "${cmake_args[@]}" "${EXTRA_ARGS[@]}"
-echo "[build] ninja -C $BUILD_DIR -j$JOBS"
-ninja -C "$BUILD_DIR" -j"$JOBS"
+read -r -a targets <<< "${OPENACL_BUILD_TARGETS:-}"
+echo "[build] ninja -C $BUILD_DIR -j$JOBS ${targets[*]}"
+ninja -C "$BUILD_DIR" -j"$JOBS" "${targets[@]}"

@@ -21,7 +21,8 @@
 #   asan-ctest   every CTest test under ASan + UBSan (leak detection on)
 #   asan-samples the C samples (samples/c) built with ASan + UBSan, run (model_run on a
 #                node-test model and on an .om with gears)
-#   tsan-build   build-tsan/: OPENACL_SANITIZE=thread, no Python, no bench
+#   tsan-build   build-tsan/: OPENACL_SANITIZE=thread, only the library and the
+#                concurrency suite (the only one TSan runs)
 #   tsan-ctest   `ctest -L concurrency` under ThreadSanitizer
 #
 #   scripts/test.sh [--quick] [--no-deps]
@@ -236,7 +237,8 @@ if [[ $QUICK -eq 0 ]]; then
     "-DOPENACL_SANITIZE=address;undefined" "${SAN_ARGS[@]}"
   run_step asan-ctest "asan-build" ctest_in build-asan
   run_step asan-samples "asan-build conformance" asan_samples
-  run_step tsan-build "" env OPENACL_BUILD_TYPE=RelWithDebInfo bash scripts/build.sh build-tsan -- \
+  run_step tsan-build "" env OPENACL_BUILD_TYPE=RelWithDebInfo OPENACL_BUILD_TARGETS=test_capi_concurrency \
+    bash scripts/build.sh build-tsan -- \
     "-DOPENACL_SANITIZE=thread" "${SAN_ARGS[@]}"
   run_step tsan-ctest "tsan-build" tsan_ctest
 fi
