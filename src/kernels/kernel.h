@@ -36,6 +36,7 @@
 
 #include "base/status.h"
 #include "graph/graph.h"
+#include "kernels/pack_cache.h"
 
 namespace openacl::kernels {
 
@@ -127,11 +128,18 @@ class KernelInit {
 
   Status fail(const char* fmt, ...) const __attribute__((format(printf, 2, 3)));
 
+  // Weights packed ahead of time (pack_cache.h), for the kernel to use or, at
+  // atc, to report its packs to; nullptr when there are none. Only for the
+  // factory's use: a kernel must not keep it.
+  PackCache* packs() const { return packs_; }
+  void set_packs(PackCache* packs) { packs_ = packs; }
+
  private:
   const graph::Node& node_;
   std::vector<const graph::TensorType*> inputs_;
   std::vector<const graph::TensorData*> constants_;
   std::vector<const graph::TensorType*> outputs_;
+  PackCache* packs_ = nullptr;
 };
 
 using KernelFn = std::function<Status(KernelContext&)>;

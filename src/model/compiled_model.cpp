@@ -345,6 +345,7 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
       continue;
     }
     p.init.emplace(make_init(*n));
+    p.init->set_packs(opt.packs);
     std::string why;
     cn.def = kernels::KernelRegistry::instance().find(*p.init, opt.backend, &why);
     if (!cn.def) {

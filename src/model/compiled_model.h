@@ -64,6 +64,10 @@ struct CompileOptions {
   // originals plus the copies built so far).
   const void* release_begin = nullptr;
   size_t release_size = 0;
+  // Weights packed ahead of time (kernels/pack_cache.h): an .om's PACKED
+  // section for the kernels to use in place, or, at atc, where they record
+  // what they packed. Null: every kernel packs its own.
+  kernels::PackCache* packs = nullptr;
 };
 
 struct CompiledNode {

@@ -162,11 +162,13 @@ namespace {
 // release_weights: the weights are a file mapping whose pages may be
 // released once packed (CompileOptions::release_begin).
 Status compile_gear(const OmView& view, const uint8_t* weights, const std::shared_ptr<const void>& owner, int g,
-                    bool create_kernels, bool release_weights, std::unique_ptr<CompiledModel>* out) {
+                    bool create_kernels, bool release_weights, kernels::PackCache* packs,
+                    std::unique_ptr<CompiledModel>* out) {
   std::shared_ptr<graph::Graph> graph;
   OPENACL_RETURN_IF_ERROR(decode_graph(view, weights, owner, &graph));
   CompileOptions co;
   co.create_kernels = create_kernels;
+  co.packs = packs;
   if (release_weights) {
     co.release_begin = weights;
     co.release_size = view.weight_bytes;
@@ -340,7 +342,7 @@ Status describe(const void* data, size_t size, const std::string& base_dir, Mode
   for (size_t g = 0; g < n; ++g) {
     std::unique_ptr<CompiledModel> m;
     OPENACL_RETURN_IF_ERROR(compile_gear(view, view.weights, keep, view.meta.gears.empty() ? -1 : static_cast<int>(g),
-                                         /*create_kernels=*/false, /*release_weights=*/false, &m));
+                                         /*create_kernels=*/false, /*release_weights=*/false, nullptr, &m));
     ptrs.push_back(m.get());
     models.push_back(std::move(m));
   }
@@ -375,7 +377,7 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
   OPENACL_RETURN_IF_ERROR(as_om_bytes(data, size, options.base_dir, &converted, &om, &om_size));
   if (converted) keep = converted;
   OmView view;
-  OPENACL_RETURN_IF_ERROR(open_om(om, om_size, &view));
+  OPENACL_RETURN_IF_ERROR(open_om(om, om_size, &view, options.file_mapped && !converted));
 
   // Weights: the caller's memory, the bytes in place (mapped file / our copy), or our own copy.
   const uint8_t* weights = view.weights;
@@ -405,6 +407,16 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
   // In place in a mapped .om file (not an ONNX file converted in memory, not
   // copied): packed weights' pages can go back to the file.
   const bool release = options.file_mapped && owner && !converted && weights == view.weights;
+  // atc's packed weights, used where they lie (only while the model bytes
+  // stay: `owner` keeps them; 64-byte aligned blobs only, as packing gives).
+  if (!view.packed.empty() && owner && weights == view.weights) {
+    m->packs_ = std::make_unique<kernels::PackCache>(kernels::PackCache::Mode::kUse, weights, view.weight_bytes);
+    for (kernels::PackedBlob& b : view.packed) {
+      if (reinterpret_cast<uintptr_t>(b.data) % kAlign != 0) continue;
+      b.keep = owner;
+      m->packs_->add(std::move(b));
+    }
+  }
 
   // One plan per gear.
   std::shared_ptr<graph::Graph> declared;
@@ -415,7 +427,7 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
   for (size_t g = 0; g < n; ++g) {
     std::unique_ptr<CompiledModel> cm;
     OPENACL_RETURN_IF_ERROR(compile_gear(view, weights, owner, gears.empty() ? -1 : static_cast<int>(g),
-                                         /*create_kernels=*/true, release, &cm));
+                                         /*create_kernels=*/true, release, m->packs_.get(), &cm));
     auto plan = std::make_unique<Plan>();
     plan->model = std::shared_ptr<const CompiledModel>(std::move(cm));
     ptrs.push_back(plan->model.get());

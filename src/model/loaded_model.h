@@ -128,6 +128,11 @@ class LoadedModel {
   // Bytes of the mapped file's weights released after their kernels packed
   // them (LoadOptions::file_mapped), over all gears.
   size_t released_weight_bytes() const;
+  // An .om's PACKED blobs (atc's weights packed ahead) are used in place when
+  // the weights are the model bytes themselves (a mapped file, or bytes kept
+  // alive with `keep`); copied or caller-owned weights are packed anew. The
+  // cache that served them (hits(): how many kernels used one), or nullptr.
+  const kernels::PackCache* packs() const { return packs_.get(); }
 
   // Gears: checks `values` are one of the gears of `kind` and writes them as
   // int64 into `buffer` (the gear input's data buffer). Remembers the gear
@@ -169,6 +174,7 @@ class LoadedModel {
   bool user_work_ = false;        // primary_ is the caller's: executions wait for it
   std::mutex primary_mutex_;      // held while a primary executor runs (all gears share primary_)
   std::shared_ptr<const void> keep_;  // keeps mapped / converted model bytes alive
+  std::unique_ptr<kernels::PackCache> packs_;
   int largest_gear_ = 0;
   std::atomic<int> current_gear_{-1};
 };

@@ -6,26 +6,38 @@
 //   header, 64 bytes
 //     0  char[8] magic "OACLOM\r\n"
 //     8  u32     format version (kOmVersion)
-//    12  u32     section count (3 in version 1)
+//    12  u32     section count (3 in version 1; 3 or 4 in version 2)
 //    16  u64     file size
 //    24  u64     section table offset (64)
 //    32  u32     CRC-32C of the 64 header bytes with this field zero,
 //                continued over the section table
 //    36  28 bytes reserved, zero
 //   section table, 32 bytes per section
-//     0  u32 kind (1 META, 2 GRAPH, 3 WEIGHTS)   4  u32 reserved
+//     0  u32 kind (1 META, 2 GRAPH, 3 WEIGHTS,   4  u32 reserved
+//                  4 PACKED)
 //     8  u64 offset                              16 u64 size
 //    24  u32 CRC-32C of the section's bytes      28 u32 reserved
 //
-// Version 1 has exactly one section of each kind; any other kind is refused
-// (an addition bumps the version, so an old reader says "rebuild" instead of
-// silently ignoring what it does not know).
+// Version 1 has exactly one section of each of the first three kinds,
+// version 2 may add one PACKED; any other kind is refused (an addition bumps
+// the version, so an old reader says "rebuild" instead of silently ignoring
+// what it does not know).
+//
+//   PACKED section (4096-aligned, like WEIGHTS)
+//     0  u32 blob count        4  u32 reserved
+//     8  per blob, 32 bytes:
+//          0  u64 source offset, within WEIGHTS
+//          8  u64 blob offset, from the section start, a multiple of 64
+//         16  u64 blob bytes
+//         24  u32 recipe offset, from the section start   28  u32 recipe bytes
+//     then the recipes' bytes, then the blobs
 //
 // The GRAPH section's encoding is documented in om_graph_codec.h, META's in
 // om_meta.h; this file is the container around them (and GearSpec).
 #include "model/om_format.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -60,15 +72,18 @@ constexpr char kMagic[8] = {'O', 'A', 'C', 'L', 'O', 'M', '\r', '\n'};
 constexpr uint32_t kCannMagic = 0x444F4D49;  // CANN's ModelFileHeader magic
 constexpr size_t kHeaderBytes = 64;
 constexpr size_t kEntryBytes = 32;
-constexpr size_t kSectionCount = 3;
+constexpr size_t kSectionCount = 3;  // without PACKED
+constexpr size_t kMaxSections = 4;
 constexpr size_t kWeightsAlign = 4096;
+constexpr size_t kPackedEntryBytes = 32;
 
-enum SectionKind : uint32_t { kSecMeta = 1, kSecGraph = 2, kSecWeights = 3 };
+enum SectionKind : uint32_t { kSecMeta = 1, kSecGraph = 2, kSecWeights = 3, kSecPacked = 4 };
 const char* section_name(uint32_t k) {
   switch (k) {
     case kSecMeta: return "META";
     case kSecGraph: return "GRAPH";
     case kSecWeights: return "WEIGHTS";
+    case kSecPacked: return "PACKED";
     default: return "unknown";
   }
 }
@@ -258,10 +273,16 @@ struct Layout {
   std::string head;
   std::vector<WeightBlock> blocks;  // in offset order
   size_t weight_bytes = 0;
+  // PACKED, when there are packs: at packed_off, its blocks (the table, then
+  // the blobs) at offsets from the section start.
+  size_t packed_off = 0;
+  std::string packed_table;
+  std::vector<WeightBlock> packed_blocks;
+  size_t packed_bytes = 0;
   size_t total = 0;
 };
 
-// CRC-32C of the WEIGHTS section: the blocks with the zero padding between.
+// CRC-32C of a section made of blocks (WEIGHTS, PACKED) with zero padding between.
 uint32_t weights_crc(const std::vector<WeightBlock>& blocks) {
   static const uint8_t kZeros[kConstAlign] = {};
   uint32_t crc = 0;
@@ -274,35 +295,73 @@ uint32_t weights_crc(const std::vector<WeightBlock>& blocks) {
   return crc;
 }
 
+// The PACKED section's table and blocks for `packs` (sources checked to lie
+// in a WEIGHTS section of weight_bytes).
+Status lay_out_packed(const std::vector<kernels::PackedBlob>& packs, size_t weight_bytes, Layout* out) {
+  std::string& t = out->packed_table;
+  const size_t n = packs.size();
+  t.assign(8 + n * kPackedEntryBytes, '\0');
+  put_u32_at(&t, 0, static_cast<uint32_t>(n));
+  for (size_t i = 0; i < n; ++i) {
+    const kernels::PackedBlob& b = packs[i];
+    if (b.source_offset >= weight_bytes || (!b.data && b.bytes) || b.recipe.empty() || b.recipe.size() > (1u << 20))
+      return Errorf(code::kInvalidParam,
+                    "write_om: packed blob %zu is invalid (source offset %llu of %zu weight bytes, %zu-byte recipe)",
+                    i, static_cast<unsigned long long>(b.source_offset), weight_bytes, b.recipe.size());
+    put_u64_at(&t, 8 + i * kPackedEntryBytes, b.source_offset);
+    put_u32_at(&t, 8 + i * kPackedEntryBytes + 24, static_cast<uint32_t>(t.size()));
+    put_u32_at(&t, 8 + i * kPackedEntryBytes + 28, static_cast<uint32_t>(b.recipe.size()));
+    t += b.recipe;
+  }
+  if (n > UINT32_MAX || t.size() > UINT32_MAX) return Errorf(code::kInvalidParam, "write_om: too many packed blobs");
+  size_t at = t.size();
+  for (size_t i = 0; i < n; ++i) {
+    at = align_up(at, kConstAlign);
+    put_u64_at(&t, 8 + i * kPackedEntryBytes + 8, at);
+    put_u64_at(&t, 8 + i * kPackedEntryBytes + 16, packs[i].bytes);
+    out->packed_blocks.push_back({packs[i].data, packs[i].bytes, at});
+    at += packs[i].bytes;
+  }
+  out->packed_blocks.insert(out->packed_blocks.begin(), WeightBlock{t.data(), t.size(), 0});
+  out->packed_bytes = at;
+  return Status::Ok();
+}
+
 Status lay_out(const OmModel& model, Layout* out) {
   if (!model.graph) return Errorf(code::kInvalidParam, "write_om: the model has no graph");
   OPENACL_RETURN_IF_ERROR(model.meta.gears.validate());
   EncodedGraph eg;
   OPENACL_RETURN_IF_ERROR(encode_graph(*model.graph, &eg));
   const std::string meta = meta_to_json(model.meta);
+  const bool packed = !model.packs.empty();
+  if (packed) OPENACL_RETURN_IF_ERROR(lay_out_packed(model.packs, eg.weight_bytes, out));
+  const size_t sections = packed ? kMaxSections : kSectionCount;
 
   const size_t table = kHeaderBytes;
-  const size_t meta_off = table + kSectionCount * kEntryBytes;
+  const size_t meta_off = table + sections * kEntryBytes;
   const size_t graph_off = align_up(meta_off + meta.size(), 8);
   const size_t weights_off = align_up(graph_off + eg.bytes.size(), kWeightsAlign);
+  out->packed_off = packed ? align_up(weights_off + eg.weight_bytes, kWeightsAlign) : 0;
+  out->total = packed ? out->packed_off + out->packed_bytes : weights_off + eg.weight_bytes;
   std::string& h = out->head;
   h.assign(weights_off, '\0');
   std::memcpy(h.data() + meta_off, meta.data(), meta.size());
   std::memcpy(h.data() + graph_off, eg.bytes.data(), eg.bytes.size());
   std::memcpy(h.data(), kMagic, sizeof kMagic);
   put_u32_at(&h, 8, kOmVersion);
-  put_u32_at(&h, 12, kSectionCount);
-  put_u64_at(&h, 16, weights_off + eg.weight_bytes);
+  put_u32_at(&h, 12, static_cast<uint32_t>(sections));
+  put_u64_at(&h, 16, out->total);
   put_u64_at(&h, 24, table);
   const struct {
     uint32_t kind;
     size_t off, size;
     uint32_t crc;
-  } secs[kSectionCount] = {
+  } secs[kMaxSections] = {
       {kSecMeta, meta_off, meta.size(), crc32c(meta.data(), meta.size())},
       {kSecGraph, graph_off, eg.bytes.size(), crc32c(eg.bytes.data(), eg.bytes.size())},
-      {kSecWeights, weights_off, eg.weight_bytes, weights_crc(eg.blocks)}};
-  for (size_t i = 0; i < kSectionCount; ++i) {
+      {kSecWeights, weights_off, eg.weight_bytes, weights_crc(eg.blocks)},
+      {kSecPacked, out->packed_off, out->packed_bytes, packed ? weights_crc(out->packed_blocks) : 0}};
+  for (size_t i = 0; i < sections; ++i) {
     const size_t e = table + i * kEntryBytes;
     put_u32_at(&h, e, secs[i].kind);
     put_u64_at(&h, e + 8, secs[i].off);
@@ -312,7 +371,6 @@ Status lay_out(const OmModel& model, Layout* out) {
   put_u32_at(&h, 32, crc32c(h.data(), meta_off));  // header (crc field still 0) + table
   out->blocks = std::move(eg.blocks);
   out->weight_bytes = eg.weight_bytes;
-  out->total = weights_off + eg.weight_bytes;
   return Status::Ok();
 }
 
@@ -331,6 +389,80 @@ int write_all(int fd, const void* data, size_t n) {
   return 0;
 }
 
+int write_zeros(int fd, size_t n) {
+  static const uint8_t kZeros[kWeightsAlign] = {};
+  int err = 0;
+  while (n && !err) {
+    const size_t k = std::min(n, sizeof kZeros);
+    err = write_all(fd, kZeros, k);
+    n -= k;
+  }
+  return err;
+}
+
+// A section's blocks with the zero padding between them.
+int write_blocks(int fd, const std::vector<WeightBlock>& blocks) {
+  size_t at = 0;
+  int err = 0;
+  for (const WeightBlock& b : blocks) {
+    if (!err) err = write_zeros(fd, b.offset - at);
+    if (!err) err = write_all(fd, b.data, b.bytes);
+    at = b.offset + b.bytes;
+  }
+  return err;
+}
+
+// CRC-32C of a section's bytes. drop: they are a private read-only file
+// mapping, page-aligned (WEIGHTS): each chunk's pages are released once
+// checksummed.
+uint32_t section_crc(const uint8_t* p, size_t n, bool drop) {
+  if (!drop) return crc32c(p, n);
+  constexpr size_t kChunk = size_t{4} << 20;
+  uint32_t crc = 0;
+  for (size_t at = 0; at < n; at += kChunk) {
+    const size_t len = std::min(kChunk, n - at);
+    crc = crc32c(p + at, len, crc);
+    const size_t whole = len / kWeightsAlign * kWeightsAlign;  // the last partial page stays
+    if (whole) ::madvise(const_cast<uint8_t*>(p + at), whole, MADV_DONTNEED);
+  }
+  return crc;
+}
+
+// The PACKED section's table (layout at the top), every entry checked.
+Status parse_packed(const uint8_t* p, size_t n, size_t weight_bytes, std::vector<kernels::PackedBlob>* out) {
+  if (n < 8) return Errorf(code::kParseModel, "PACKED section: %zu bytes, too short for its blob count", n);
+  const uint64_t count = get_u32(p);
+  if (count > (n - 8) / kPackedEntryBytes)
+    return Errorf(code::kParseModel, "PACKED section: %llu blobs do not fit its %zu bytes",
+                  static_cast<unsigned long long>(count), n);
+  out->clear();
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint8_t* e = p + 8 + i * kPackedEntryBytes;
+    const uint64_t source = get_u64(e), off = get_u64(e + 8), bytes = get_u64(e + 16);
+    const uint64_t r_off = get_u32(e + 24), r_len = get_u32(e + 28);
+    const size_t at = static_cast<size_t>(8 + i * kPackedEntryBytes);
+    if (source >= weight_bytes)
+      return Errorf(code::kParseModel, "PACKED section, byte %zu: blob %llu's source offset %llu is outside the %zu "
+                    "weight bytes", at, static_cast<unsigned long long>(i), static_cast<unsigned long long>(source),
+                    weight_bytes);
+    if (off % kConstAlign || off > n || bytes > n - off)
+      return Errorf(code::kParseModel, "PACKED section, byte %zu: blob %llu (%llu bytes at %llu) lies outside the "
+                    "%zu-byte section or is not %zu-aligned", at, static_cast<unsigned long long>(i),
+                    static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(off), n, kConstAlign);
+    if (r_len == 0 || r_off > n || r_len > n - r_off)
+      return Errorf(code::kParseModel, "PACKED section, byte %zu: blob %llu's recipe (%llu bytes at %llu) lies "
+                    "outside the section", at, static_cast<unsigned long long>(i),
+                    static_cast<unsigned long long>(r_len), static_cast<unsigned long long>(r_off));
+    kernels::PackedBlob b;
+    b.source_offset = source;
+    b.recipe.assign(reinterpret_cast<const char*>(p + r_off), static_cast<size_t>(r_len));
+    b.data = p + off;
+    b.bytes = static_cast<size_t>(bytes);
+    out->push_back(std::move(b));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status write_om(const OmModel& model, std::string* bytes) {
@@ -344,6 +476,8 @@ Status write_om(const OmModel& model, std::string* bytes) {
     return Errorf(code::kBadAlloc, "write_om: cannot allocate %zu bytes for the .om", l.total);
   }
   for (const WeightBlock& b : l.blocks) std::memcpy(out.data() + weights_off + b.offset, b.data, b.bytes);
+  for (const WeightBlock& b : l.packed_blocks)
+    if (b.bytes) std::memcpy(out.data() + l.packed_off + b.offset, b.data, b.bytes);
   *bytes = std::move(out);
   return Status::Ok();
 }
@@ -366,13 +500,11 @@ Status write_om_file(const OmModel& model, const std::string& path) {
   if (fd < 0)
     return Errorf(code::kWriteFile, "cannot create '%s' (to write '%s'): %s; check the folder exists and is writable",
                   tmp.c_str(), path.c_str(), std::strerror(errno));
-  static const uint8_t kZeros[kConstAlign] = {};
   int err = write_all(fd, l.head.data(), l.head.size());
-  size_t at = 0;
-  for (const WeightBlock& b : l.blocks) {
-    if (!err) err = write_all(fd, kZeros, b.offset - at);
-    if (!err) err = write_all(fd, b.data, b.bytes);
-    at = b.offset + b.bytes;
+  if (!err) err = write_blocks(fd, l.blocks);
+  if (!err && l.packed_off) {
+    err = write_zeros(fd, l.packed_off - (l.head.size() + l.weight_bytes));
+    if (!err) err = write_blocks(fd, l.packed_blocks);
   }
   if (!err && ::fsync(fd) != 0) err = errno;
   if (::close(fd) != 0 && !err) err = errno;
@@ -384,7 +516,7 @@ Status write_om_file(const OmModel& model, const std::string& path) {
   return Status::Ok();
 }
 
-Status open_om(const void* data, size_t size, OmView* out) {
+Status open_om(const void* data, size_t size, OmView* out, bool mapped_file) {
   if (!data && size) return Errorf(code::kInvalidParam, "open_om: data is null");
   const auto* p = static_cast<const uint8_t*>(data);
   if (size < sizeof kMagic || std::memcmp(p, kMagic, sizeof kMagic) != 0) {
@@ -405,10 +537,12 @@ Status open_om(const void* data, size_t size, OmView* out) {
                            static_cast<unsigned long long>(file_size), size);
   const uint32_t count = get_u32(p + 12);
   const uint64_t table = get_u64(p + 24);
-  if (count != kSectionCount || table != kHeaderBytes)
-    return container_error("section count %u / table offset %llu: version %u has %zu sections at offset %zu", count,
-                           static_cast<unsigned long long>(table), kOmVersion, kSectionCount, kHeaderBytes);
-  const size_t table_end = kHeaderBytes + kSectionCount * kEntryBytes;
+  const size_t max_count = version >= 2 ? kMaxSections : kSectionCount;
+  if (count < kSectionCount || count > max_count || table != kHeaderBytes)
+    return container_error("section count %u / table offset %llu: version %u has %zu to %zu sections at offset %zu",
+                           count, static_cast<unsigned long long>(table), version, kSectionCount, max_count,
+                           kHeaderBytes);
+  const size_t table_end = kHeaderBytes + count * kEntryBytes;
   if (size < table_end) return container_error("truncated in the section table (%zu bytes)", size);
   uint8_t header[kHeaderBytes];
   std::memcpy(header, p, kHeaderBytes);
@@ -423,30 +557,36 @@ Status open_om(const void* data, size_t size, OmView* out) {
     const uint8_t* p = nullptr;
     size_t off = 0, size = 0;
     bool seen = false;
-  } secs[4];
+  } secs[kMaxSections + 1];
   std::vector<std::pair<size_t, size_t>> ranges;
-  for (size_t i = 0; i < kSectionCount; ++i) {
+  const uint32_t last_kind = version >= 2 ? kSecPacked : kSecWeights;
+  bool has_packed = false;
+  for (size_t i = 0; i < count; ++i) has_packed = has_packed || get_u32(p + kHeaderBytes + i * kEntryBytes) == kSecPacked;
+  for (size_t i = 0; i < count; ++i) {
     const uint8_t* e = p + kHeaderBytes + i * kEntryBytes;
     const uint32_t kind = get_u32(e);
     const uint64_t off = get_u64(e + 8), len = get_u64(e + 16);
-    if (kind < kSecMeta || kind > kSecWeights)
-      return container_error("section %zu has unknown kind %u (this build reads version %u)", i, kind, kOmVersion);
+    if (kind < kSecMeta || kind > last_kind)
+      return container_error("section %zu has unknown kind %u (a version %u file)", i, kind, version);
     Sec& s = secs[kind];
     if (s.seen) return container_error("section %s appears twice", section_name(kind));
     if (off < table_end || off > size || len > size - off)
       return container_error("section %s at offset %llu, %llu bytes, lies outside the %zu-byte file",
                              section_name(kind), static_cast<unsigned long long>(off),
                              static_cast<unsigned long long>(len), size);
-    if (kind == kSecWeights && off % kWeightsAlign)
-      return container_error("section WEIGHTS at offset %llu is not %zu-aligned", static_cast<unsigned long long>(off),
-                             kWeightsAlign);
+    if ((kind == kSecWeights || kind == kSecPacked) && off % kWeightsAlign)
+      return container_error("section %s at offset %llu is not %zu-aligned", section_name(kind),
+                             static_cast<unsigned long long>(off), kWeightsAlign);
     s = {p + off, static_cast<size_t>(off), static_cast<size_t>(len), true};
     ranges.emplace_back(s.off, s.size);
-    const uint32_t want = get_u32(e + 24), got = crc32c(s.p, s.size);
+    const uint32_t want = get_u32(e + 24),
+                   got = section_crc(s.p, s.size, mapped_file && has_packed && kind == kSecWeights);
     if (want != got)
       return container_error("%s section checksum mismatch (stored 0x%08x, computed 0x%08x): the file is corrupted",
                              section_name(kind), want, got);
   }
+  for (uint32_t k = kSecMeta; k <= kSecWeights; ++k)
+    if (!secs[k].seen) return container_error("section %s is missing", section_name(k));
   std::sort(ranges.begin(), ranges.end());
   for (size_t i = 1; i < ranges.size(); ++i)
     if (ranges[i - 1].first + ranges[i - 1].second > ranges[i].first)
@@ -458,6 +598,10 @@ Status open_om(const void* data, size_t size, OmView* out) {
   v.graph_bytes = secs[kSecGraph].size;
   v.weights = secs[kSecWeights].p;
   v.weight_bytes = secs[kSecWeights].size;
+  if (secs[kSecPacked].seen) {
+    OPENACL_RETURN_IF_ERROR(parse_packed(secs[kSecPacked].p, secs[kSecPacked].size, v.weight_bytes, &v.packed));
+    v.packed_bytes = secs[kSecPacked].size;
+  }
   *out = std::move(v);
   return Status::Ok();
 }

@@ -14,11 +14,16 @@
 //   WEIGHTS section      every constant, 64-byte aligned, at the offsets the
 //                        graph names; the section itself starts 4096-aligned so
 //                        a mapped file can be used in place
+//   PACKED section       (optional, version 2) weights atc packed for the
+//                        kernels of the machine it ran on (kernels/pack_cache.h):
+//                        per blob its source constant, its recipe and its
+//                        bytes, 64-byte aligned, the section 4096-aligned
 //
 // The graph stored is the source graph after the shape-independent passes
 // (constant folding, BatchNorm folding, activation fusion, dead nodes);
 // kernels, layouts and per-gear plans are made at load, for the machine that
-// loads (an .om is portable across CPUs and backends).
+// loads (an .om is portable across CPUs and backends). PACKED only saves
+// work: a loader whose kernels want other layouts packs from WEIGHTS.
 //
 // Reading is defensive: every offset, count and size is checked against the
 // bytes present before use; a bad checksum, a truncated file or a future
@@ -32,8 +37,9 @@
 //   fixed element size or whose bytes disagree with their dims, empty or
 //   repeated value names, subgraphs nested deeper than 32 levels, invalid
 //   gears. write_om_file: kWriteFile. GearSpec checks: kInvalidParam.
-// - Version 1 has exactly the three sections; a reader refuses unknown ones
-//   (a later addition bumps the version, so old builds say "rebuild").
+// - Version 1 has exactly the three sections, version 2 adds an optional
+//   PACKED; a reader refuses unknown kinds (a later addition bumps the
+//   version, so old builds say "rebuild"). Version 1 files still load.
 // - META strings that are not UTF-8 are stored with U+FFFD replacements.
 // - No shared state: every function may run on any thread at once.
 #pragma once
@@ -47,6 +53,7 @@
 
 #include "base/status.h"
 #include "graph/graph.h"
+#include "kernels/pack_cache.h"
 
 namespace openacl::model {
 
@@ -57,7 +64,7 @@ enum class ModelFormat { kUnknown, kOnnx, kOm, kCannOm };
 ModelFormat sniff_format(const void* data, size_t size);
 const char* format_name(ModelFormat f);
 
-inline constexpr uint32_t kOmVersion = 1;
+inline constexpr uint32_t kOmVersion = 2;
 inline constexpr const char* kGearInputName = "ascend_mbatch_shape_data";
 
 // ATC's gears. `positions` are the dims marked -1 in --input_shape, in input
@@ -114,6 +121,9 @@ struct OmMeta {
 struct OmModel {
   OmMeta meta;
   std::shared_ptr<graph::Graph> graph;
+  // Written to PACKED (none: no section). source_offset is within WEIGHTS
+  // as this graph lays it out (a PackCache over the decoded weights).
+  std::vector<kernels::PackedBlob> packs;
 };
 
 // Serialises model into .om bytes. Constants are deduplicated by their data
@@ -128,10 +138,19 @@ struct OmView {
   size_t graph_bytes = 0;
   const uint8_t* weights = nullptr;  // inside the file bytes
   size_t weight_bytes = 0;
+  // PACKED's blobs, data inside the file bytes (keep unset), checked to lie
+  // in the section with their sources inside WEIGHTS.
+  std::vector<kernels::PackedBlob> packed;
+  size_t packed_bytes = 0;  // the section's size
 };
 
 // Checks header, section table, sizes and checksums, and parses META.
-Status open_om(const void* data, size_t size, OmView* out);
+// mapped_file: `data` is a private read-only mapping of the file. When the
+// file has PACKED (whose blobs kernels then use instead of most weights),
+// WEIGHTS' pages are dropped (MADV_DONTNEED) as they are checksummed, so the
+// check does not hold both in memory at once; a later read faults them back
+// from the file. Never set it for other memory.
+Status open_om(const void* data, size_t size, OmView* out, bool mapped_file = false);
 
 // Decodes the GRAPH section of `view` into a new graph. Constants point into
 // `weights` (view.weight_bytes bytes, e.g. the file's own WEIGHTS section or a

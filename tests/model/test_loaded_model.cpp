@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <new>
 #include <thread>
@@ -431,6 +432,13 @@ TEST(LoadedModel, ConcurrentExecutions) {
   EXPECT_EQ(failures.load(), 0);
 }
 
+bool write_file(const std::string& path, const std::string& bytes) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return false;
+  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  return std::fclose(f) == 0 && ok;
+}
+
 // A Conv (weights packed at load) and a MatMul reading its weights in place.
 std::string two_weights_om() {
   auto g = std::make_shared<Graph>();
@@ -480,12 +488,7 @@ std::string two_weights_om() {
 TEST(LoadedModel, MappedFileReleasesWeightsAfterPacking) {
   const std::string bytes = two_weights_om();
   const std::string path = ::testing::TempDir() + "/openacl_release_weights.om";
-  {
-    FILE* f = std::fopen(path.c_str(), "wb");
-    ASSERT_NE(f, nullptr);
-    ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
-    std::fclose(f);
-  }
+  ASSERT_TRUE(write_file(path, bytes));
   std::shared_ptr<LoadedModel> mapped, copied;
   Status st = LoadedModel::load_file(path, {}, &mapped);
   ASSERT_TRUE(st.ok()) << st.message();
@@ -519,6 +522,158 @@ TEST(LoadedModel, MappedFileReleasesWeightsAfterPacking) {
       EXPECT_NEAR(z1[r * 256 + n], want, 1e-3) << r << "," << n;
     }
   std::remove(path.c_str());
+}
+
+// x [1, 64, 16, 16] -> 3x3 Conv (Winograd: its U is packed) -> 1x1 Conv to
+// 32 channels (oneDNN wants its weights blocked) -> y.
+std::string packable_om() {
+  auto g = std::make_shared<Graph>();
+  g->name = "packable";
+  g->opsets()[""] = 17;
+  auto* x = g->add_value("x", TensorType{DType::kFloat32, Shape{Dim(1), Dim(64), Dim(16), Dim(16)}});
+  x->is_graph_input = true;
+  g->inputs().push_back(x);
+  auto constant = [&](const char* name, std::vector<int64_t> dims, float scale) {
+    Shape shape;
+    int64_t n = 1;
+    for (int64_t d : dims) shape.push_back(Dim(d)), n *= d;
+    std::vector<float> w(static_cast<size_t>(n));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = scale * static_cast<float>(static_cast<int>(i % 11) - 5);
+    auto* v = g->add_value(name, TensorType{DType::kFloat32, shape});
+    v->constant = graph::TensorData::copy_of(DType::kFloat32, dims, w.data(), w.size() * 4);
+    return v;
+  };
+  auto* w1 = constant("W1", {64, 64, 3, 3}, 0.01f);
+  auto* w2 = constant("W2", {32, 64, 1, 1}, 0.02f);
+  auto* mid = g->add_value("mid");
+  auto* y = g->add_value("y");
+  auto* conv = g->add_node("conv3x3", "Conv", {x, w1}, {mid}, "", 17);
+  graph::Attribute pads;
+  pads.kind = graph::Attribute::Kind::kInts;
+  pads.ints = {1, 1, 1, 1};
+  conv->attrs.set("pads", pads);
+  g->add_node("conv1x1", "Conv", {mid, w2}, {y}, "", 17);
+  y->is_graph_output = true;
+  g->outputs().push_back(y);
+  OmModel om;
+  om.graph = g;
+  EXPECT_TRUE(optimize(om.graph, CompileOptions()).ok());
+  std::string bytes;
+  Status st = write_om(om, &bytes);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return bytes;
+}
+
+// What atc does: compiles the stored graph with a recording PackCache over
+// its weights, then writes the same model with what was recorded. `edit`
+// may change the blobs first.
+std::string with_packs(const std::string& bytes, std::vector<kernels::PackedBlob>* packs,
+                       const std::function<void(std::vector<kernels::PackedBlob>*)>& edit = nullptr) {
+  OmView view;
+  EXPECT_TRUE(open_om(bytes.data(), bytes.size(), &view).ok());
+  std::shared_ptr<Graph> g;
+  EXPECT_TRUE(decode_graph(view, view.weights, nullptr, &g).ok());
+  kernels::PackCache recorder(kernels::PackCache::Mode::kRecord, view.weights, view.weight_bytes);
+  CompileOptions co;
+  co.packs = &recorder;
+  std::unique_ptr<CompiledModel> cm;
+  Status st = CompiledModel::compile(g, co, &cm);
+  EXPECT_TRUE(st.ok()) << st.message();
+  OmModel om;
+  st = read_model(bytes.data(), bytes.size(), "", &om);
+  EXPECT_TRUE(st.ok()) << st.message();
+  om.packs = recorder.recorded();
+  if (edit) edit(&om.packs);
+  *packs = om.packs;
+  std::string out;
+  st = write_om(om, &out);
+  EXPECT_TRUE(st.ok()) << st.message();
+  return out;
+}
+
+std::vector<float> run_packable(LoadedModel& m) {
+  std::vector<float> x(64 * 16 * 16), y(32 * 16 * 16);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.01f * static_cast<float>(static_cast<int>(i % 23) - 11);
+  Status st = m.execute({{x.data(), x.size() * 4}}, {{y.data(), y.size() * 4}});
+  EXPECT_TRUE(st.ok()) << st.message();
+  return y;
+}
+
+TEST(LoadedModel, PackedWeightsFromTheOmAreUsedWhereTheyLie) {
+  const std::string plain = packable_om();
+  std::vector<kernels::PackedBlob> blobs;
+  auto packed = std::make_shared<std::string>(with_packs(plain, &blobs));
+  // Both kinds of pack were recorded: the Winograd transform and a reorder.
+  size_t winograd = 0, reorder = 0;
+  for (const auto& b : blobs) {
+    winograd += b.recipe.rfind("winograd", 0) == 0;
+    reorder += b.recipe.rfind("reorder", 0) == 0;
+  }
+  ASSERT_EQ(winograd, 1u);
+  ASSERT_EQ(reorder, 1u);
+  // The WEIGHTS section is the same bytes at the same place.
+  OmView pv, qv;
+  ASSERT_TRUE(open_om(plain.data(), plain.size(), &pv).ok());
+  ASSERT_TRUE(open_om(packed->data(), packed->size(), &qv).ok());
+  ASSERT_EQ(pv.weight_bytes, qv.weight_bytes);
+  EXPECT_EQ(std::memcmp(pv.weights, qv.weights, pv.weight_bytes), 0);
+  EXPECT_EQ(qv.packed.size(), 2u);
+
+  std::shared_ptr<LoadedModel> reference_model = load(plain), in_place, copied;
+  EXPECT_EQ(reference_model->packs(), nullptr);
+  // Bytes kept alive: the blobs are used where they lie, every one. (On
+  // bytes that are not 64-byte aligned, as a string's may be, they are not.)
+  std::shared_ptr<void> aligned(std::aligned_alloc(4096, (packed->size() + 4095) / 4096 * 4096), std::free);
+  std::memcpy(aligned.get(), packed->data(), packed->size());
+  Status st = LoadedModel::load(aligned.get(), packed->size(), aligned, {}, &in_place);
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_NE(in_place->packs(), nullptr);
+  EXPECT_EQ(in_place->packs()->hits(), 2u);
+  // Bytes only lent for the call: the weights are copied and packed anew.
+  copied = load(*packed);
+  EXPECT_EQ(copied->packs(), nullptr);
+  const std::vector<float> want = run_packable(*reference_model);
+  const std::vector<float> got = run_packable(*in_place);
+  EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * 4), 0);
+  const std::vector<float> again = run_packable(*copied);
+  EXPECT_EQ(std::memcmp(want.data(), again.data(), want.size() * 4), 0);
+
+  // Through a mapped file, as aclmdlLoadFromFile does.
+  const std::string path = ::testing::TempDir() + "/openacl_packed.om";
+  ASSERT_TRUE(write_file(path, *packed));
+  std::shared_ptr<LoadedModel> mapped;
+  st = LoadedModel::load_file(path, {}, &mapped);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(mapped->packs()->hits(), 2u);
+  const std::vector<float> from_file = run_packable(*mapped);
+  EXPECT_EQ(std::memcmp(want.data(), from_file.data(), want.size() * 4), 0);
+  std::remove(path.c_str());
+}
+
+// A blob whose recipe this machine does not use (another CPU, another
+// oneDNN, an older transform) is left alone: the kernel packs its own.
+TEST(LoadedModel, PackedBlobOfAnotherRecipeIsIgnored) {
+  const std::string plain = packable_om();
+  std::vector<kernels::PackedBlob> blobs;
+  auto packed = std::make_shared<std::string>(with_packs(plain, &blobs, [](std::vector<kernels::PackedBlob>* b) {
+    ASSERT_EQ(b->size(), 2u);
+    (*b)[0].recipe += " (another machine)";
+    // The same recipe, but its bytes zeroed and a size no kernel asks for.
+    static const std::vector<char> zeros(4096, 0);
+    (*b)[1].data = zeros.data();
+    (*b)[1].bytes = zeros.size();
+  }));
+  const std::string path = ::testing::TempDir() + "/openacl_packed_other.om";
+  ASSERT_TRUE(write_file(path, *packed));
+  std::shared_ptr<LoadedModel> m;
+  Status st = LoadedModel::load_file(path, {}, &m);
+  std::remove(path.c_str());
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_NE(m->packs(), nullptr);
+  EXPECT_EQ(m->packs()->hits(), 0u);
+  const std::vector<float> want = run_packable(*load(plain));
+  const std::vector<float> got = run_packable(*m);
+  EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * 4), 0);
 }
 
 // alloc_pages (packed weights, arenas): aligned, usable end to end,

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
@@ -354,7 +355,7 @@ void reseal(std::string* om) {
 
 TEST(OmFormat, RoundTripKeepsEveryGraphFeature) {
   Rich r = rich_graph();
-  OmModel m{sample_meta(), r.g};
+  OmModel m{sample_meta(), r.g, {}};
   std::string bytes;
   ASSERT_TRUE(write_om(m, &bytes).ok());
   EXPECT_EQ(sniff_format(bytes.data(), bytes.size()), ModelFormat::kOm);
@@ -393,7 +394,7 @@ TEST(OmFormat, RoundTripKeepsEveryGraphFeature) {
   EXPECT_FALSE(cap->producer || cap->is_graph_input || cap->constant);
   // Encoding is deterministic: the decoded graph writes the same bytes.
   std::string again;
-  ASSERT_TRUE(write_om(OmModel{view.meta, g}, &again).ok());
+  ASSERT_TRUE(write_om(OmModel{view.meta, g, {}}, &again).ok());
   EXPECT_EQ(again, bytes);
 }
 
@@ -448,7 +449,7 @@ TEST(OmFormat, WriterRefusesWhatItCannotStore) {
   EXPECT_EQ(st.code(), code::kInvalidParam);
   EXPECT_NE(st.message().find("deeper"), std::string::npos) << st.message();
   // Gears that ATC would refuse.
-  OmModel bad_gears{sample_meta(), std::make_shared<Graph>()};
+  OmModel bad_gears{sample_meta(), std::make_shared<Graph>(), {}};
   bad_gears.meta.gears.gears = {{1}};
   EXPECT_EQ(write_om(bad_gears, &bytes).code(), code::kInvalidParam);
 }
@@ -520,7 +521,7 @@ std::vector<std::vector<float>> run_model(std::shared_ptr<Graph> g) {
 }
 
 TEST(OmFormat, DecodedModelCompilesAndRunsLikeTheOriginal) {
-  OmModel m{sample_meta(), runnable()};
+  OmModel m{sample_meta(), runnable(), {}};
   char dir_tmpl[] = "/tmp/om_test_XXXXXX";
   ASSERT_NE(::mkdtemp(dir_tmpl), nullptr);
   const std::string path = std::string(dir_tmpl) + "/model.om";
@@ -557,7 +558,7 @@ TEST(OmFormat, DecodedModelCompilesAndRunsLikeTheOriginal) {
 }
 
 TEST(OmFormat, WriteFileFailsCleanly) {
-  OmModel m{OmMeta{}, runnable()};
+  OmModel m{OmMeta{}, runnable(), {}};
   Status st = write_om_file(m, "/nonexistent_dir_for_om_test/x.om");
   EXPECT_EQ(st.code(), code::kWriteFile);
   EXPECT_NE(st.message().find("/nonexistent_dir_for_om_test"), std::string::npos) << st.message();
@@ -582,8 +583,137 @@ TEST(OmFormat, WriteFileFailsCleanly) {
 std::string sample_bytes() {
   std::string bytes;
   Rich r = rich_graph();
-  EXPECT_TRUE(write_om(OmModel{sample_meta(), r.g}, &bytes).ok());
+  EXPECT_TRUE(write_om(OmModel{sample_meta(), r.g, {}}, &bytes).ok());
   return bytes;
+}
+
+// Two packed blobs' bytes (patterns), and the sample with them in PACKED:
+// one made from the first weight byte, one from the last.
+const std::string& blob_bytes(size_t i) {
+  static const std::string a(100, '\x5a'), b = [] {
+    std::string s(4096 + 3, '\0');
+    for (size_t k = 0; k < s.size(); ++k) s[k] = static_cast<char>(k * 7 + 1);
+    return s;
+  }();
+  return i == 0 ? a : b;
+}
+std::vector<kernels::PackedBlob> sample_packs(size_t weight_bytes) {
+  std::vector<kernels::PackedBlob> packs(2);
+  packs[0] = {0, "reorder test recipe", blob_bytes(0).data(), blob_bytes(0).size(), nullptr};
+  packs[1] = {weight_bytes - 1, std::string("winograd\0binary", 15), blob_bytes(1).data(), blob_bytes(1).size(), nullptr};
+  return packs;
+}
+std::string packed_sample_bytes() {
+  const std::string plain = sample_bytes();
+  OmView view;
+  EXPECT_TRUE(open_om(plain.data(), plain.size(), &view).ok());
+  Rich r = rich_graph();
+  std::string bytes;
+  EXPECT_TRUE(write_om(OmModel{sample_meta(), r.g, sample_packs(view.weight_bytes)}, &bytes).ok());
+  return bytes;
+}
+
+TEST(OmFormat, PackedBlobsComeBackWhereTheyLie) {
+  const std::string plain = sample_bytes(), packed = packed_sample_bytes();
+  EXPECT_EQ(sections(plain).size(), 3u);
+  const auto secs = sections(packed);
+  ASSERT_EQ(secs.size(), 4u);
+  EXPECT_EQ(secs[3].kind, 4u);
+  EXPECT_EQ(secs[3].offset % 4096, 0u);
+  EXPECT_GE(secs[3].offset, secs[2].offset + secs[2].size);
+  OmView pv, view;
+  ASSERT_TRUE(open_om(plain.data(), plain.size(), &pv).ok());
+  Status st = open_om(packed.data(), packed.size(), &view);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_TRUE(pv.packed.empty());
+  ASSERT_EQ(view.weight_bytes, pv.weight_bytes);
+  EXPECT_EQ(std::memcmp(view.weights, pv.weights, pv.weight_bytes), 0);
+  const auto want = sample_packs(view.weight_bytes);
+  ASSERT_EQ(view.packed.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    const kernels::PackedBlob& b = view.packed[i];
+    EXPECT_EQ(b.source_offset, want[i].source_offset) << i;
+    EXPECT_EQ(b.recipe, want[i].recipe) << i;
+    ASSERT_EQ(b.bytes, want[i].bytes) << i;
+    EXPECT_EQ(std::memcmp(b.data, want[i].data, b.bytes), 0) << i;
+    const size_t at = static_cast<const char*>(b.data) - packed.data();
+    EXPECT_EQ(at % 64, 0u) << i;
+    EXPECT_TRUE(at >= secs[3].offset && at + b.bytes <= secs[3].offset + secs[3].size) << i;
+  }
+  // The file writer streams the same bytes.
+  const std::string path = ::testing::TempDir() + "/openacl_packed_sample.om";
+  Rich r = rich_graph();
+  ASSERT_TRUE(write_om_file(OmModel{sample_meta(), r.g, sample_packs(view.weight_bytes)}, path).ok());
+  std::ifstream in(path, std::ios::binary);
+  const std::string from_file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(from_file == packed);
+  ::unlink(path.c_str());
+}
+
+TEST(OmFormat, WriterRefusesBadPackedBlobs) {
+  const std::string plain = sample_bytes();
+  OmView view;
+  ASSERT_TRUE(open_om(plain.data(), plain.size(), &view).ok());
+  Rich r = rich_graph();
+  std::string bytes;
+  auto packs = sample_packs(view.weight_bytes);
+  packs[1].source_offset = view.weight_bytes;  // past the weights
+  Status st = write_om(OmModel{sample_meta(), r.g, packs}, &bytes);
+  EXPECT_EQ(st.code(), code::kInvalidParam);
+  EXPECT_NE(st.message().find("packed blob 1"), std::string::npos) << st.message();
+  packs = sample_packs(view.weight_bytes);
+  packs[0].recipe.clear();
+  EXPECT_EQ(write_om(OmModel{sample_meta(), r.g, packs}, &bytes).code(), code::kInvalidParam);
+}
+
+TEST(OmReader, VersionOneFilesStillOpen) {
+  auto as_version_1 = [](std::string b) {
+    const uint32_t v1 = 1;
+    std::memcpy(b.data() + 8, &v1, 4);
+    reseal(&b);
+    return b;
+  };
+  OmView view;
+  const std::string v1 = as_version_1(sample_bytes());
+  Status st = open_om(v1.data(), v1.size(), &view);
+  EXPECT_TRUE(st.ok()) << st.message();
+  // Version 1 had no PACKED: a fourth section is refused.
+  const std::string v1_packed = as_version_1(packed_sample_bytes());
+  st = open_om(v1_packed.data(), v1_packed.size(), &view);
+  EXPECT_EQ(st.code(), code::kDeserializeModel);
+  EXPECT_NE(st.message().find("section count 4"), std::string::npos) << st.message();
+}
+
+TEST(OmReader, BadPackedTableIsAParseError) {
+  const std::string good = packed_sample_bytes();
+  const Section packed = sections(good)[3];
+  OmView view;
+  ASSERT_TRUE(open_om(good.data(), good.size(), &view).ok());
+  // Entry i's field at byte `field`, set to v, the checksums made right again.
+  auto patch = [&](size_t i, size_t field, uint64_t v, size_t width) {
+    std::string b = good;
+    std::memcpy(b.data() + packed.offset + 8 + 32 * i + field, &v, width);
+    reseal(&b);
+    OmView v2;
+    return open_om(b.data(), b.size(), &v2);
+  };
+  auto expect = [](const Status& st, const char* what) {
+    EXPECT_EQ(st.code(), code::kParseModel) << st.message();
+    EXPECT_NE(st.message().find("PACKED"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(what), std::string::npos) << st.message();
+  };
+  expect(patch(0, 0, view.weight_bytes, 8), "source offset");
+  const uint64_t blob1 = rd64(good, packed.offset + 8 + 32 + 8);
+  expect(patch(1, 8, blob1 + 4, 8), "aligned");
+  expect(patch(1, 16, packed.size, 8), "outside");
+  expect(patch(1, 8, UINT64_MAX - 63, 8), "outside");
+  expect(patch(0, 28, packed.size, 4), "recipe");
+  expect(patch(0, 28, 0, 4), "recipe");
+  std::string b = good;
+  const uint32_t many = 1u << 30;
+  std::memcpy(b.data() + packed.offset, &many, 4);
+  reseal(&b);
+  expect(open_om(b.data(), b.size(), &view), "do not fit");
 }
 
 TEST(OmReader, CorruptedByteInEverySectionIsAChecksumError) {
@@ -601,11 +731,20 @@ TEST(OmReader, CorruptedByteInEverySectionIsAChecksumError) {
   expect_bad(64 + 32 + 24, "header checksum");  // GRAPH's stored crc
   const auto secs = sections(good);
   ASSERT_EQ(secs.size(), 3u);
-  const char* names[] = {"", "META", "GRAPH", "WEIGHTS"};
+  const char* names[] = {"", "META", "GRAPH", "WEIGHTS", "PACKED"};
   for (const Section& s : secs) {
     ASSERT_GT(s.size, 0u);
     for (size_t at : {s.offset, s.offset + s.size / 2, s.offset + s.size - 1})
       expect_bad(at, std::string(names[s.kind]) + " section checksum");
+  }
+  const std::string packed = packed_sample_bytes();
+  const Section p = sections(packed)[3];
+  for (size_t at : {p.offset, p.offset + p.size / 2, p.offset + p.size - 1}) {
+    std::string b = packed;
+    b[at] = static_cast<char>(b[at] ^ 0x10);
+    Status st = open_om(b.data(), b.size(), &view);
+    EXPECT_EQ(st.code(), code::kDeserializeModel) << at;
+    EXPECT_NE(st.message().find("PACKED section checksum"), std::string::npos) << st.message();
   }
 }
 
@@ -665,7 +804,7 @@ TEST(OmReader, MutatedGraphNeverCrashes) {
     if (st.ok()) {
       ++ok;
       std::string again;
-      (void)write_om(OmModel{{}, out}, &again);  // whatever decodes can be written again
+      (void)write_om(OmModel{{}, out, {}}, &again);  // whatever decodes can be written again
     } else {
       EXPECT_EQ(st.code(), code::kParseModel);
     }
@@ -784,12 +923,12 @@ TEST(OmReader, MagicVersionAndCann) {
   EXPECT_EQ(st.code(), code::kDeserializeModel);
   EXPECT_NE(st.message().find("magic"), std::string::npos) << st.message();
   b = good;
-  const uint32_t v2 = kOmVersion + 1;
-  std::memcpy(b.data() + 8, &v2, 4);
+  const uint32_t later = kOmVersion + 1;
+  std::memcpy(b.data() + 8, &later, 4);
   st = open_om(b.data(), b.size(), &view);
   EXPECT_EQ(st.code(), code::kDeserializeModel);
-  EXPECT_NE(st.message().find("version 2"), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("reads version 1"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("version " + std::to_string(later)), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("reads version " + std::to_string(kOmVersion)), std::string::npos) << st.message();
   EXPECT_NE(st.message().find("atc"), std::string::npos) << st.message();
   reseal(&b);  // even with a valid checksum
   EXPECT_EQ(open_om(b.data(), b.size(), &view).code(), code::kDeserializeModel);
@@ -905,7 +1044,7 @@ TEST(OmFormat, SniffFormat) {
 
 TEST(OmFormat, JsonDump) {
   Rich r = rich_graph();
-  const std::string s = om_to_json(OmModel{sample_meta(), r.g});
+  const std::string s = om_to_json(OmModel{sample_meta(), r.g, {}});
   auto j = nlohmann::json::parse(s, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << s;
   EXPECT_EQ(j["meta"]["gears"]["kind"], "batch");

@@ -13,6 +13,7 @@ for values that are near zero by chance).
 import json
 import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ import pytest
 BUILD = os.path.abspath(os.environ.get("OPENACL_BUILD_DIR", "build"))
 MODELS = os.environ.get("OPENACL_MODELS_DIR", os.path.join(BUILD, "models"))
 RUNNER = os.path.join(BUILD, "bin", "openacl-run")
+ATC = os.path.join(BUILD, "bin", "atc")
 RTOL = 1e-4
 
 
@@ -90,3 +92,51 @@ def test_dynamic_batch_other_sizes(tmp_path):
         out_dir.mkdir()
         got = run_openacl(name, one, out_dir)
         assert_close(f"{name}@{batch}", got, run_ort(info, {"input": xb}))
+
+
+def test_packed_om_with_batch_gears(tmp_path):
+    """atc's .om of the dynamic-batch ResNet-18, with batch gears and the
+    weights packed for this machine's kernels (each gear's layouts), loaded
+    from the file through acl.mdl (the packed weights used in place): every
+    gear matches onnxruntime."""
+    name = "resnet18_dynamic"
+    if name not in INFO:
+        pytest.skip("model not generated")
+    info = INFO[name]
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+    import acl_helpers as H
+    sys.path.insert(0, str(H.python_dir()))
+    acl = pytest.importorskip("acl")
+    model = os.path.join(MODELS, info["model"])
+    proc = subprocess.run([ATC, f"--model={model}", "--framework=5", f"--output={tmp_path / 'r18'}",
+                           "--input_shape=input:-1,3,224,224", "--dynamic_batch_size=1,3", "--log=null"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    om = tmp_path / "r18.om"
+    assert om.stat().st_size > 2 * os.path.getsize(model)  # the packed weights are in
+    x = np.load(os.path.join(MODELS, info["inputs"]["input"]))
+    assert acl.init() == H.ACL_SUCCESS
+    try:
+        assert acl.rt.set_device(0) == H.ACL_SUCCESS
+        model_id, ret = acl.mdl.load_from_file(str(om))
+        assert ret == H.ACL_SUCCESS, acl.get_recent_err_msg()
+        desc = acl.mdl.create_desc()
+        try:
+            assert acl.mdl.get_desc(desc, model_id) == H.ACL_SUCCESS
+            gear_index, ret = acl.mdl.get_input_index_by_name(desc, "ascend_mbatch_shape_data")
+            assert ret == H.ACL_SUCCESS
+            sizes = [acl.mdl.get_input_size_by_index(desc, i) for i in range(acl.mdl.get_num_inputs(desc))]
+            out_size = acl.mdl.get_output_size_by_index(desc, 0)  # the largest gear's
+            for batch in (1, 3):
+                xb = np.ascontiguousarray(np.concatenate([x] * 3)[:batch])
+                inputs = [xb if i != gear_index else sizes[i] for i in range(len(sizes))]
+                (out,) = H.execute_model(acl, model_id, inputs, [out_size], gear=(gear_index, batch))
+                want = run_ort(info, {"input": xb})
+                got = out[:want[0].nbytes].view(np.float32).reshape(want[0].shape)
+                assert_close(f"{name}.om@{batch}", [got], want)
+        finally:
+            acl.mdl.destroy_desc(desc)
+            acl.mdl.unload(model_id)
+    finally:
+        acl.rt.reset_device(0)
+        acl.finalize()

@@ -221,11 +221,13 @@ def write_device(acl, ptr, array):
     assert ret == ACL_SUCCESS, f"memcpy H2D -> {ret}"
 
 
-def execute_model(acl, model_id, inputs, output_sizes):
+def execute_model(acl, model_id, inputs, output_sizes, gear=None):
     """Runs acl.mdl.execute once: each numpy array of `inputs` copied into a
-    device buffer of its own, one zero-size-safe device buffer per entry of
-    `output_sizes` (bytes). Returns the outputs as uint8 arrays. Everything it
-    made is destroyed again, also when a step fails."""
+    device buffer of its own (an int entry: an empty buffer of that many
+    bytes, e.g. the gear input), one zero-size-safe device buffer per entry
+    of `output_sizes` (bytes). gear: (index of the gear input, batch) for
+    acl.mdl.set_dynamic_batch_size. Returns the outputs as uint8 arrays.
+    Everything it made is destroyed again, also when a step fails."""
     made = []  # (ptr, data buffer)
     datasets = []
 
@@ -249,6 +251,8 @@ def execute_model(acl, model_id, inputs, output_sizes):
 
     try:
         ins = dataset(inputs)
+        if gear is not None:
+            check(acl.mdl.set_dynamic_batch_size(model_id, ins, gear[0], gear[1]), "set_dynamic_batch_size")
         outs = dataset(output_sizes)
         check(acl.mdl.execute(model_id, ins, outs), "execute")
         first = len(inputs)

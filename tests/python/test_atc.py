@@ -440,6 +440,8 @@ ERROR_CASES = [
     ("bad_input_format", ["--framework=5", "--output={out}", "--input_format=NC1HWC0"],
      ["--input_format=NC1HWC0 is not supported"]),
     ("stray_argument", ["--framework=5", "--output={out}", "model.onnx"], ["unexpected argument"]),
+    ("bad_pack_weights", ["--framework=5", "--output={out}", "--pack_weights=maybe"],
+     ["--pack_weights=maybe", "true or false"]),
 ]
 
 
@@ -585,3 +587,39 @@ def test_batch_gears_run_through_acl(mlp, tmp_path, device):
             np.testing.assert_allclose(got, mlp_reference(x), rtol=1e-5, atol=1e-6)
     finally:
         acl.mdl.unload(model_id)
+
+
+def test_packed_weights_every_load_agrees(tmp_path, device):
+    """atc stores the weights packed for this machine's kernels (a 3x3
+    convolution's Winograd transform, here) besides the originals; the .om
+    is larger, and every way of loading it (from the file: the packed bytes
+    used in place; from memory: packed anew) gives the outputs of the .om
+    without them."""
+    acl = _acl_mdl()
+    import mdl_models
+    model = mdl_models.conv_relu(tmp_path, height=16, width=16, channels=32, filters=32)
+    build(model.path, tmp_path / "packed")
+    build(model.path, tmp_path / "plain", "--pack_weights=false")
+    packed, plain = tmp_path / "packed.om", tmp_path / "plain.om"
+    # U is 36/9 = 4x the 3x3 weights (32*32*9 floats).
+    assert packed.stat().st_size >= plain.stat().st_size + 4 * 32 * 32 * 9 * 4
+    x = np.random.default_rng(3).uniform(-1, 1, (1, 32, 16, 16)).astype(np.float32)
+    want = model.reference(x)[0]
+    results = []
+    for path in (plain, packed):
+        for how in ("file", "mem"):
+            if how == "file":
+                model_id, ret = acl.mdl.load_from_file(str(path))
+            else:  # the bytes are only lent for the call: weights copied, packed anew
+                data = path.read_bytes()
+                model_id, ret = acl.mdl.load_from_mem(acl.util.bytes_to_ptr(data), len(data))
+            assert ret == H.ACL_SUCCESS, acl.get_recent_err_msg()
+            try:
+                (y,) = _run_model(acl, model_id, [x])
+            finally:
+                acl.mdl.unload(model_id)
+            y = y.view(np.float32).reshape(want.shape)
+            np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+            results.append(y)
+    for y in results[1:]:
+        np.testing.assert_array_equal(y, results[0])

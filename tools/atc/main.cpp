@@ -82,6 +82,9 @@ const char kUsage[] =
     "  --precision_mode=MODE    force_fp16, allow_fp32_to_fp16, must_keep_origin_dtype,\n"
     "                           allow_mix_precision or force_fp32: recorded only; computation\n"
     "                           always keeps the source model's dtypes (no silent precision loss)\n"
+    "  --pack_weights=BOOL      true (default): also store the weights packed for this machine's\n"
+    "                           kernels, so the .om loads faster here (a larger file; a machine\n"
+    "                           whose kernels want other layouts packs at load, as with false)\n"
     "  --log=LEVEL              debug, info, warning, error or null (OpenACL's log, on stderr)\n"
     "  --mode=N                 0 build (default), 1 model to JSON, 3 check only, 6 model info\n"
     "  --om=FILE --json=FILE    input and output of --mode=1; --om for --mode=6\n"
@@ -401,11 +404,13 @@ Status import_and_optimize(const atc::Options& opt, Build* b) {
 
 // Compiles a fresh copy of the stored graph per gear (compile rewrites the
 // graph it gets) and records the largest plan. Proves every gear compiles:
-// shapes infer and a kernel exists for every node (kernels are chosen, not
-// created).
-Status plan_gears(const std::string& om_bytes, model::OmMeta* meta) {
+// shapes infer and a kernel exists for every node. With `packs`, the kernels
+// are created too, and every weight they pack is returned (the PACKED
+// section); without, kernels are only chosen.
+Status plan_gears(const std::string& om_bytes, model::OmMeta* meta, std::vector<openacl::kernels::PackedBlob>* packs) {
   model::OmView view;
   OPENACL_RETURN_IF_ERROR(model::open_om(om_bytes.data(), om_bytes.size(), &view));
+  openacl::kernels::PackCache recorder(openacl::kernels::PackCache::Mode::kRecord, view.weights, view.weight_bytes);
   const model::GearSpec& gears = meta->gears;
   const size_t count = gears.empty() ? 1 : gears.gears.size();
   uint64_t work = 0;
@@ -415,7 +420,8 @@ Status plan_gears(const std::string& om_bytes, model::OmMeta* meta) {
     std::shared_ptr<graph::Graph> copy;
     OPENACL_RETURN_IF_ERROR(model::decode_graph(view, view.weights, nullptr, &copy));
     model::CompileOptions options;
-    options.create_kernels = false;  // the plan is what we need; no weight prepacking
+    options.create_kernels = packs != nullptr;
+    options.packs = packs ? &recorder : nullptr;
     std::string label = "model";
     if (!gears.empty()) {
       std::string values;
@@ -440,6 +446,7 @@ Status plan_gears(const std::string& om_bytes, model::OmMeta* meta) {
   // (what aclmdlQuerySize reports).
   meta->work_size = any_dynamic ? 0 : work;
   meta->weight_size = view.weight_bytes;
+  if (packs) *packs = recorder.recorded();
   return Status::Ok();
 }
 
@@ -479,8 +486,20 @@ int mode_build(const atc::Options& opt, bool check_only) {
   std::string bytes;
   st = model::write_om(om, &bytes);
   if (!st.ok()) return fail(st);
-  st = plan_gears(bytes, &om.meta);
+  bool pack = true;
+  if (opt.has("pack_weights")) {
+    const std::string v = opt.get("pack_weights");
+    if (v == "false" || v == "0") pack = false;
+    else if (v != "true" && v != "1")
+      return fail(Errorf(code::kInvalidParam, "--pack_weights=%s: give true or false", v.c_str()));
+  }
+  st = plan_gears(bytes, &om.meta, pack ? &om.packs : nullptr);
   if (!st.ok()) return fail(st);
+  if (pack) {
+    uint64_t packed = 0;
+    for (const auto& p : om.packs) packed += p.bytes;
+    progress("pack     %zu weights packed for this machine's kernels: %s", om.packs.size(), human_bytes(packed).c_str());
+  }
   bytes.clear();
   auto t0 = Clock::now();
   st = model::write_om_file(om, out_path);

@@ -19,7 +19,7 @@ const std::vector<std::string> kValueOptions = {
     "input_format",  "dynamic_batch_size", "dynamic_image_size", "dynamic_dims",   "input_shape_range",
     "out_nodes",     "output_type",      "input_fp16_nodes", "precision_mode",    "insert_op_conf",
     "log",           "mode",             "om",              "json",               "singleop",
-    "weight",
+    "weight",        "pack_weights",
 };
 
 // ATC options that tune code generation for Ascend devices. They have no

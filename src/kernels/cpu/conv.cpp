@@ -30,7 +30,7 @@ namespace {
 std::shared_ptr<const ConvEntry> build_conv(const WindowGeom& g, const std::vector<int64_t>& xd,
                                             const std::vector<int64_t>& wd, bool has_bias, const float* const_w,
                                             const Activation& act, bool sum, int64_t xb, int64_t yb,
-                                            bool with_post_op = true) {
+                                            bool with_post_op = true, PackCache* packs = nullptr) {
   auto e = std::make_shared<ConvEntry>();
   e->sum = with_post_op && sum;
   if (g.N == 0 || g.C == 0 || g.M == 0 || g.out_size() == 0) return e;
@@ -72,12 +72,12 @@ std::shared_ptr<const ConvEntry> build_conv(const WindowGeom& g, const std::vect
       }
       e->sum = e->fused && sum;
       return dnnl::convolution_forward::primitive_desc(desc, attr, dnnl_util::engine());
-    });
+    }, packs);
   } catch (const dnnl::error&) {
     e->ok = false;
   }
   if (!e->ok && with_post_op && (sum || !act.op.empty()))
-    return build_conv(g, xd, wd, has_bias, const_w, act, sum, xb, yb, false);
+    return build_conv(g, xd, wd, has_bias, const_w, act, sum, xb, yb, false, packs);
   return e;
 }
 
@@ -107,13 +107,13 @@ class ConvKernel final : public Kernel {
         const graph::TensorData* bc = init.has_input(2) ? init.constant(2) : nullptr;
         if (WinogradConv::applies(g) && (!init.has_input(2) || dnnl_util::const_f32(bc))) {
           wino_ = WinogradConv::make(g, dnnl_util::const_f32(wc), bc ? dnnl_util::const_f32(bc) : nullptr,
-                                     static_cast<int>(xb_), static_cast<int>(yb_));
+                                     static_cast<int>(xb_), static_cast<int>(yb_), init.packs());
           if (wino_) wino_dims_ = xd;
         }
         if (!wino_)
           cache_.put_static(xd, wc->dims, init.has_input(2),
                             build_conv(g, xd, wc->dims, init.has_input(2), dnnl_util::const_f32(wc), act_, sum_, xb_,
-                                       yb_));
+                                       yb_, true, init.packs()));
       }
     }
 #endif

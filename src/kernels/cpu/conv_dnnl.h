@@ -48,7 +48,7 @@ inline bool is_slow_impl(const dnnl::primitive_desc& pd) {
 // get a slow implementation. Throws dnnl::error when oneDNN declines.
 template <class Prim, class MakePd>
 void finish_conv_entry(ConvEntry* e, const std::vector<int64_t>& xd, const std::vector<int64_t>& yd,
-                       const float* const_w, MakePd&& make_pd) {
+                       const float* const_w, MakePd&& make_pd, PackCache* packs = nullptr) {
   using dnnl::memory;
   auto pd = make_pd(e->src, e->dst);
   if (is_slow_impl(pd)) {
@@ -78,7 +78,7 @@ void finish_conv_entry(ConvEntry* e, const std::vector<int64_t>& xd, const std::
   e->scratch_md = pd.scratchpad_desc();
   e->scratch_bytes = e->scratch_md.get_size();
   e->prim = Prim(pd);
-  if (const_w && e->reorder_w) e->packed_w = dnnl_util::pack(e->wei_user, const_w, e->wei);
+  if (const_w && e->reorder_w) e->packed_w = dnnl_util::pack(e->wei_user, const_w, e->wei, packs);
   e->ok = true;
 }
 

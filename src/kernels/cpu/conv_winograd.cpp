@@ -141,7 +141,7 @@ bool WinogradConv::applies(const WindowGeom& g) {
 }
 
 std::shared_ptr<const WinogradConv> WinogradConv::make(const WindowGeom& g, const float* w, const float* b,
-                                                       int src_block, int dst_block) {
+                                                       int src_block, int dst_block, PackCache* packs) {
   if (!w || !geometry_ok(g) || !block_ok(src_block, g.C) || !block_ok(dst_block, g.M)) return nullptr;
   std::shared_ptr<WinogradConv> e(new WinogradConv());
   e->N_ = g.N, e->C_ = g.C, e->M_ = g.M, e->H_ = g.in[1], e->W_ = g.in[2], e->OH_ = g.out[1], e->OW_ = g.out[2];
@@ -169,46 +169,59 @@ std::shared_ptr<const WinogradConv> WinogradConv::make(const WindowGeom& g, cons
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e->v_md_, u_any, e->m_md_), dnnl_util::base_attr(),
                                           dnnl_util::engine());
     e->u_md_ = pd.weights_desc();
-    // U is written straight into the primitive's memory when it takes the
-    // plain layout (U is 4x the size of the 3x3 weights: one buffer, not two).
-    dnnl_util::Packed plain = dnnl_util::packed_memory(u_plain);
-    float* u = static_cast<float*>(plain.mem.get_data_handle());
-    if (e->Cp_ != e->C_ || e->Mp_ != e->M_) std::memset(u, 0, u_plain.get_size());  // the padding rows and columns
-    // Input channels in parallel, output channels innermost: the writes for
-    // one (k, c) run along m (load time: ResNet-50's 13 layers took 55 ms with
-    // the loops the other way round).
-    const int64_t C = e->C_, M = e->M_, Cp = e->Cp_, Mp = e->Mp_;
-    parallel_for(C, 4, [&](int64_t c0, int64_t c1) {
-      // For one input channel c: f[t][m] (the 9 taps of every filter, m
-      // contiguous), gg[i][l][m] = sum_j G[i][j] f[3j+l][m], then the 36 rows
-      // U[i*6+k][c][m] = sum_l gg[i][l][m] G[k][l]: every loop runs along m and
-      // vectorises. float is enough here (G's entries are exact to 1e-8).
-      std::vector<float> f(static_cast<size_t>(9 * M)), gg(static_cast<size_t>(18 * M));
-      float Gf[6][3];
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 3; ++j) Gf[i][j] = static_cast<float>(G[i][j]);
-      for (int64_t c = c0; c < c1; ++c) {
-        for (int64_t m = 0; m < M; ++m)
-          for (int t = 0; t < 9; ++t) f[t * M + m] = w[(m * C + c) * 9 + t];
+    // U from the .om when atc transformed these weights for this layout (the
+    // recipe names the transform's version: change it when U's values change).
+    const std::string recipe =
+        packs ? dnnl_util::pack_recipe(
+                    ("winograd F(4x4,3x3) v1 C" + std::to_string(e->C_) + " M" + std::to_string(e->M_)).c_str(),
+                    u_plain, e->u_md_)
+              : std::string();
+    if (!recipe.empty())
+      if (auto blob = packs->find(w, recipe, e->u_md_.get_size())) e->u_ = dnnl_util::adopt(e->u_md_, std::move(blob));
+    if (!e->u_) {
+      // U is written straight into the primitive's memory when it takes the
+      // plain layout (U is 4x the size of the 3x3 weights: one buffer, not two).
+      dnnl_util::Packed plain = dnnl_util::packed_memory(u_plain);
+      float* u = static_cast<float*>(plain.mem.get_data_handle());
+      if (e->Cp_ != e->C_ || e->Mp_ != e->M_) std::memset(u, 0, u_plain.get_size());  // the padding rows and columns
+      // Input channels in parallel, output channels innermost: the writes for
+      // one (k, c) run along m (load time: ResNet-50's 13 layers took 55 ms with
+      // the loops the other way round).
+      const int64_t C = e->C_, M = e->M_, Cp = e->Cp_, Mp = e->Mp_;
+      parallel_for(C, 4, [&](int64_t c0, int64_t c1) {
+        // For one input channel c: f[t][m] (the 9 taps of every filter, m
+        // contiguous), gg[i][l][m] = sum_j G[i][j] f[3j+l][m], then the 36 rows
+        // U[i*6+k][c][m] = sum_l gg[i][l][m] G[k][l]: every loop runs along m and
+        // vectorises. float is enough here (G's entries are exact to 1e-8).
+        std::vector<float> f(static_cast<size_t>(9 * M)), gg(static_cast<size_t>(18 * M));
+        float Gf[6][3];
         for (int i = 0; i < 6; ++i)
-          for (int l = 0; l < 3; ++l) {
-            float* g = gg.data() + (i * 3 + l) * M;
-            const float* f0 = f.data() + l * M;
-            const float* f1 = f.data() + (3 + l) * M;
-            const float* f2 = f.data() + (6 + l) * M;
-            for (int64_t m = 0; m < M; ++m) g[m] = Gf[i][0] * f0[m] + Gf[i][1] * f1[m] + Gf[i][2] * f2[m];
-          }
-        for (int i = 0; i < 6; ++i)
-          for (int k = 0; k < 6; ++k) {
-            float* out = u + ((i * 6 + k) * Cp + c) * Mp;
-            const float* g0 = gg.data() + (i * 3) * M;
-            const float* g1 = g0 + M;
-            const float* g2 = g1 + M;
-            for (int64_t m = 0; m < M; ++m) out[m] = g0[m] * Gf[k][0] + g1[m] * Gf[k][1] + g2[m] * Gf[k][2];
-          }
-      }
-    });
-    e->u_ = e->u_md_ == u_plain ? plain : dnnl_util::pack(u_plain, u, e->u_md_);
+          for (int j = 0; j < 3; ++j) Gf[i][j] = static_cast<float>(G[i][j]);
+        for (int64_t c = c0; c < c1; ++c) {
+          for (int64_t m = 0; m < M; ++m)
+            for (int t = 0; t < 9; ++t) f[t * M + m] = w[(m * C + c) * 9 + t];
+          for (int i = 0; i < 6; ++i)
+            for (int l = 0; l < 3; ++l) {
+              float* g = gg.data() + (i * 3 + l) * M;
+              const float* f0 = f.data() + l * M;
+              const float* f1 = f.data() + (3 + l) * M;
+              const float* f2 = f.data() + (6 + l) * M;
+              for (int64_t m = 0; m < M; ++m) g[m] = Gf[i][0] * f0[m] + Gf[i][1] * f1[m] + Gf[i][2] * f2[m];
+            }
+          for (int i = 0; i < 6; ++i)
+            for (int k = 0; k < 6; ++k) {
+              float* out = u + ((i * 6 + k) * Cp + c) * Mp;
+              const float* g0 = gg.data() + (i * 3) * M;
+              const float* g1 = g0 + M;
+              const float* g2 = g1 + M;
+              for (int64_t m = 0; m < M; ++m) out[m] = g0[m] * Gf[k][0] + g1[m] * Gf[k][1] + g2[m] * Gf[k][2];
+            }
+        }
+      });
+      e->u_ = e->u_md_ == u_plain ? plain : dnnl_util::pack(u_plain, u, e->u_md_);
+      if (!recipe.empty())
+        packs->record(w, recipe, e->u_.mem.get_data_handle(), e->u_md_.get_size(), e->u_.storage);
+    }
     e->scratch_md_ = pd.scratchpad_desc();
     e->prim_ = dnnl::matmul(pd);
   } catch (const dnnl::error&) {

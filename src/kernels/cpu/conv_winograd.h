@@ -38,8 +38,10 @@ class WinogradConv {
   // dst_block 0, 8 or 16 (a blocked side needs its channels a multiple of it).
   // Returns nullptr for anything else (no w, a geometry F(4x4, 3x3) does not
   // compute, a bad block) and when oneDNN declines the batched matmul.
+  // packs: where the transformed weights may already be (an .om's), or are
+  // recorded (atc); may be null.
   static std::shared_ptr<const WinogradConv> make(const WindowGeom& g, const float* w, const float* b,
-                                                  int src_block = 0, int dst_block = 0);
+                                                  int src_block = 0, int dst_block = 0, PackCache* packs = nullptr);
 
   // y = act(conv(x) + b (+ residual, which may alias y)). x, y, residual in
   // the layouts given to make(); act may be null. Uses this thread's

@@ -14,12 +14,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "base/page_alloc.h"
 #include "graph/tensor.h"
+#include "kernels/pack_cache.h"
 #include "kernels/cpu/movement_util.h"
 
 namespace openacl::kernels::cpu::dnnl_util {
@@ -133,11 +135,11 @@ inline std::vector<int64_t> dense_2d_strides(const dnnl::memory::desc& md) {
   return {};
 }
 
-// `src` (plain `from`) repacked into layout `to`. A 2-D transpose (ab <-> ba,
+// `src` (plain `from`) repacked into layout `to`, on fresh pages. A 2-D transpose (ab <-> ba,
 // as MatMul and Gemm weights need) is done by our tiled transpose: oneDNN
 // 2.6's reorder for it runs at about 1.5 GB/s, which made it most of BERT's
 // load time.
-inline Packed pack(const dnnl::memory::desc& from, const void* src, const dnnl::memory::desc& to) {
+inline Packed pack_fresh(const dnnl::memory::desc& from, const void* src, const dnnl::memory::desc& to) {
   Packed out = packed_memory(to);
   const std::vector<int64_t> fs = dense_2d_strides(from), ts = dense_2d_strides(to);
   if (!fs.empty() && !ts.empty() && fs != ts && from.data.dims[0] > 0 && from.data.dims[1] > 0) {
@@ -149,6 +151,55 @@ inline Packed pack(const dnnl::memory::desc& from, const void* src, const dnnl::
     return out;
   }
   reorder_into(from, src, out.mem);
+  return out;
+}
+
+// A canonical spelling of a memory descriptor, field by field (the struct's
+// padding bytes are not reliably zero), for PackCache recipes; "" for a
+// format other than blocked (nothing is recorded for those).
+inline std::string md_key(const dnnl::memory::desc& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked || d.ndims < 0 || d.ndims > DNNL_MAX_NDIMS) return {};
+  const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+  if (b.inner_nblks < 0 || b.inner_nblks > DNNL_MAX_NDIMS) return {};
+  std::string k = "dt" + std::to_string(static_cast<int>(d.data_type)) + " off" + std::to_string(d.offset0);
+  for (int i = 0; i < d.ndims; ++i)
+    k += " " + std::to_string(d.dims[i]) + "/" + std::to_string(d.padded_dims[i]) + "+" +
+         std::to_string(d.padded_offsets[i]) + ":" + std::to_string(b.strides[i]);
+  k += " blk";
+  for (int i = 0; i < b.inner_nblks; ++i) k += " " + std::to_string(b.inner_idxs[i]) + "x" + std::to_string(b.inner_blks[i]);
+  k += " x" + std::to_string(d.extra.flags) + "," + std::to_string(d.extra.compensation_mask) + "," +
+       std::to_string(d.extra.scale_adjust) + "," + std::to_string(d.extra.asymm_compensation_mask);
+  return k;
+}
+
+// The recipe of packing `from` into `to` with oneDNN (and our transpose):
+// the library's version and both layouts. "" when either is not blocked.
+inline std::string pack_recipe(const char* what, const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  const std::string f = md_key(from), t = md_key(to);
+  if (f.empty() || t.empty()) return {};
+  const dnnl_version_t* v = dnnl_version();
+  return std::string(what) + " onednn " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+         std::to_string(v->patch) + " from " + f + " to " + t;
+}
+
+// A packed blob from a PackCache used where it lies, as a Packed of layout `md`.
+inline Packed adopt(const dnnl::memory::desc& md, std::shared_ptr<const void> blob) {
+  Packed p;
+  p.mem = dnnl::memory(md, engine(), const_cast<void*>(blob.get()));  // only ever read
+  p.storage = std::const_pointer_cast<void>(std::move(blob));
+  return p;
+}
+
+// `src` (plain `from`) in layout `to`: the blob atc packed, when `packs` has
+// one for this source and recipe, else packed now (and, at atc, recorded).
+inline Packed pack(const dnnl::memory::desc& from, const void* src, const dnnl::memory::desc& to,
+                   PackCache* packs = nullptr) {
+  if (!packs) return pack_fresh(from, src, to);
+  const std::string recipe = pack_recipe("reorder", from, to);
+  if (auto blob = packs->find(src, recipe, to.get_size())) return adopt(to, std::move(blob));
+  Packed out = pack_fresh(from, src, to);
+  packs->record(src, recipe, out.mem.get_data_handle(), to.get_size(), out.storage);
   return out;
 }
 

@@ -75,7 +75,7 @@ class GemmKernel final : public Kernel {
       if (gemm_shape(attrs_, ad, bd, &s).empty()) {
         const graph::TensorData* bc = init.constant(1);
         const bool acc = init.has_input(2) && beta_ != 0.f;
-        cache_.put_static(ad, bd, acc, build(s, acc, dnnl_util::const_f32(bc)));
+        cache_.put_static(ad, bd, acc, build(s, acc, dnnl_util::const_f32(bc), init.packs()));
       }
     }
 #endif
@@ -123,8 +123,10 @@ class GemmKernel final : public Kernel {
 
  private:
 #if OPENACL_HAVE_DNNL
-  std::shared_ptr<const MatmulEntry> build(const GemmShape& s, bool acc, const float* const_b) const {
+  std::shared_ptr<const MatmulEntry> build(const GemmShape& s, bool acc, const float* const_b,
+                                           PackCache* packs = nullptr) const {
     MatmulSpec spec;
+    spec.packs = packs;
     spec.a_dims = {s.M, s.K};
     spec.a_strides = s.ta ? std::vector<int64_t>{1, s.M} : std::vector<int64_t>{s.K, 1};
     spec.b_dims = {s.K, s.N};

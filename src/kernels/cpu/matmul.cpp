@@ -65,7 +65,7 @@ std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& s, const float
     e->scratch_md = pd.scratchpad_desc();
     e->scratch_bytes = e->scratch_md.get_size();
     e->prim = dnnl::matmul(pd);
-    if (const_b && e->reorder_b) e->packed_b = dnnl_util::pack(e->b_user, const_b, e->b);
+    if (const_b && e->reorder_b) e->packed_b = dnnl_util::pack(e->b_user, const_b, e->b, s.packs);
     e->ok = true;
   } catch (const dnnl::error&) {
     e->ok = false;
@@ -140,7 +140,7 @@ class MatMulKernel final : public Kernel {
       MatmulShape s;
       if (matmul_shape(ad, bd, &s).empty()) {
         const graph::TensorData* bc = init.constant(1);
-        cache_.put_static(ad, bd, 0, build(s, dnnl_util::const_f32(bc), bias_, sum_, act_));
+        cache_.put_static(ad, bd, 0, build(s, dnnl_util::const_f32(bc), bias_, sum_, act_, init.packs()));
       }
     }
 #endif
@@ -187,8 +187,10 @@ class MatMulKernel final : public Kernel {
  private:
 #if OPENACL_HAVE_DNNL
   static std::shared_ptr<const MatmulEntry> build(const MatmulShape& s, const float* const_b, bool bias = false,
-                                                  bool sum = false, const Activation& act = {}) {
+                                                  bool sum = false, const Activation& act = {},
+                                                  PackCache* packs = nullptr) {
     MatmulSpec spec;
+    spec.packs = packs;
     spec.bias = bias;
     spec.sum = sum;
     spec.act = act;

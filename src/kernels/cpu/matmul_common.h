@@ -88,6 +88,9 @@ struct MatmulSpec {
   bool bias = false;
   bool sum = false;
   Activation act;
+  // Where a constant B's packed copy may already be (an .om's) or is
+  // recorded (atc); null at execution time.
+  PackCache* packs = nullptr;
 };
 
 struct MatmulEntry {
