@@ -603,6 +603,8 @@ def test_packed_weights_every_load_agrees(tmp_path, device):
     packed, plain = tmp_path / "packed.om", tmp_path / "plain.om"
     # U is 36/9 = 4x the 3x3 weights (32*32*9 floats).
     assert packed.stat().st_size >= plain.stat().st_size + 4 * 32 * 32 * 9 * 4
+    assert re.search(r"packed weights: [1-9]\d* blobs", info(packed)), info(packed)
+    assert "packed weights: none" in info(plain)
     x = np.random.default_rng(3).uniform(-1, 1, (1, 32, 16, 16)).astype(np.float32)
     want = model.reference(x)[0]
     results = []

@@ -632,6 +632,13 @@ int mode_info(const atc::Options& opt) {
                 m.precision_mode.empty() ? "(not given)" : m.precision_mode.c_str());
     std::printf("planned at build: work %llu bytes, weights %llu bytes\n",
                 static_cast<unsigned long long>(m.work_size), static_cast<unsigned long long>(m.weight_size));
+    size_t packed = 0;
+    for (const auto& b : view.packed) packed += b.bytes;
+    if (view.packed.empty())
+      std::printf("packed weights: none (every weight is packed at load)\n");
+    else
+      std::printf("packed weights: %zu blobs, %zu bytes (used at load where this machine's kernels want their "
+                  "layouts)\n", view.packed.size(), packed);
   }
   if (!info.name.empty()) std::printf("graph: %s\n", info.name.c_str());
   print_io("inputs", info.inputs);
