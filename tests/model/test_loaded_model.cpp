@@ -439,50 +439,62 @@ bool write_file(const std::string& path, const std::string& bytes) {
   return std::fclose(f) == 0 && ok;
 }
 
-// A Conv (weights packed at load) and a MatMul reading its weights in place.
-std::string two_weights_om() {
-  auto g = std::make_shared<Graph>();
-  g->name = "two_weights";
-  g->opsets()[""] = 17;
-  auto input = [&](const char* name, Shape shape) {
-    auto* v = g->add_value(name, TensorType{DType::kFloat32, std::move(shape)});
-    v->is_graph_input = true;
-    g->inputs().push_back(v);
-    return v;
-  };
-  auto constant = [&](const char* name, std::vector<int64_t> dims, float scale) {
-    Shape shape;
-    int64_t n = 1;
-    for (int64_t d : dims) shape.push_back(Dim(d)), n *= d;
-    std::vector<float> w(static_cast<size_t>(n));
-    for (size_t i = 0; i < w.size(); ++i) w[i] = scale * static_cast<float>(static_cast<int>(i % 13) - 6);
-    auto* v = g->add_value(name, TensorType{DType::kFloat32, shape});
-    v->constant = graph::TensorData::copy_of(DType::kFloat32, dims, w.data(), w.size() * 4);
-    return v;
-  };
-  auto* x = input("x", Shape{Dim(1), Dim(64), Dim(16), Dim(16)});
-  auto* a = input("a", Shape{Dim(4), Dim(256)});
-  auto* w = constant("W", {64, 64, 3, 3}, 0.01f);
-  auto* b = constant("B", {256, 256}, 0.02f);
-  auto* y = g->add_value("y");
-  auto* z = g->add_value("z");
-  auto* conv = g->add_node("conv", "Conv", {x, w}, {y}, "", 17);
+// Graph building for the weight tests: an input, a float32 constant
+// holding scale * (i % 13 - 6), a Conv padded by one, the optimised .om.
+graph::Value* graph_input(Graph& g, const char* name, Shape shape) {
+  auto* v = g.add_value(name, TensorType{DType::kFloat32, std::move(shape)});
+  v->is_graph_input = true;
+  g.inputs().push_back(v);
+  return v;
+}
+
+graph::Value* pattern_constant(Graph& g, const char* name, std::vector<int64_t> dims, float scale) {
+  Shape shape;
+  int64_t n = 1;
+  for (int64_t d : dims) shape.push_back(Dim(d)), n *= d;
+  std::vector<float> w(static_cast<size_t>(n));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = scale * static_cast<float>(static_cast<int>(i % 13) - 6);
+  auto* v = g.add_value(name, TensorType{DType::kFloat32, shape});
+  v->constant = graph::TensorData::copy_of(DType::kFloat32, dims, w.data(), w.size() * 4);
+  return v;
+}
+
+void conv_padded_by_one(Graph& g, const char* name, graph::Value* x, graph::Value* w, graph::Value* y) {
+  auto* conv = g.add_node(name, "Conv", {x, w}, {y}, "", 17);
   graph::Attribute pads;
   pads.kind = graph::Attribute::Kind::kInts;
   pads.ints = {1, 1, 1, 1};
   conv->attrs.set("pads", pads);
-  g->add_node("matmul", "MatMul", {a, b}, {z}, "", 17);
-  for (auto* v : {y, z}) {
+}
+
+std::string optimized_om(std::shared_ptr<Graph> g, const std::vector<graph::Value*>& outputs) {
+  for (auto* v : outputs) {
     v->is_graph_output = true;
     g->outputs().push_back(v);
   }
   OmModel om;
-  om.graph = g;
+  om.graph = std::move(g);
   EXPECT_TRUE(optimize(om.graph, CompileOptions()).ok());
   std::string bytes;
   Status st = write_om(om, &bytes);
   EXPECT_TRUE(st.ok()) << st.message();
   return bytes;
+}
+
+// A Conv (weights packed at load) and a MatMul reading its weights in place.
+std::string two_weights_om() {
+  auto g = std::make_shared<Graph>();
+  g->name = "two_weights";
+  g->opsets()[""] = 17;
+  auto* x = graph_input(*g, "x", Shape{Dim(1), Dim(64), Dim(16), Dim(16)});
+  auto* a = graph_input(*g, "a", Shape{Dim(4), Dim(256)});
+  auto* w = pattern_constant(*g, "W", {64, 64, 3, 3}, 0.01f);
+  auto* b = pattern_constant(*g, "B", {256, 256}, 0.02f);
+  auto* y = g->add_value("y");
+  auto* z = g->add_value("z");
+  conv_padded_by_one(*g, "conv", x, w, y);
+  g->add_node("matmul", "MatMul", {a, b}, {z}, "", 17);
+  return optimized_om(g, {y, z});
 }
 
 TEST(LoadedModel, MappedFileReleasesWeightsAfterPacking) {
@@ -530,38 +542,12 @@ std::string packable_om() {
   auto g = std::make_shared<Graph>();
   g->name = "packable";
   g->opsets()[""] = 17;
-  auto* x = g->add_value("x", TensorType{DType::kFloat32, Shape{Dim(1), Dim(64), Dim(16), Dim(16)}});
-  x->is_graph_input = true;
-  g->inputs().push_back(x);
-  auto constant = [&](const char* name, std::vector<int64_t> dims, float scale) {
-    Shape shape;
-    int64_t n = 1;
-    for (int64_t d : dims) shape.push_back(Dim(d)), n *= d;
-    std::vector<float> w(static_cast<size_t>(n));
-    for (size_t i = 0; i < w.size(); ++i) w[i] = scale * static_cast<float>(static_cast<int>(i % 11) - 5);
-    auto* v = g->add_value(name, TensorType{DType::kFloat32, shape});
-    v->constant = graph::TensorData::copy_of(DType::kFloat32, dims, w.data(), w.size() * 4);
-    return v;
-  };
-  auto* w1 = constant("W1", {64, 64, 3, 3}, 0.01f);
-  auto* w2 = constant("W2", {32, 64, 1, 1}, 0.02f);
+  auto* x = graph_input(*g, "x", Shape{Dim(1), Dim(64), Dim(16), Dim(16)});
   auto* mid = g->add_value("mid");
   auto* y = g->add_value("y");
-  auto* conv = g->add_node("conv3x3", "Conv", {x, w1}, {mid}, "", 17);
-  graph::Attribute pads;
-  pads.kind = graph::Attribute::Kind::kInts;
-  pads.ints = {1, 1, 1, 1};
-  conv->attrs.set("pads", pads);
-  g->add_node("conv1x1", "Conv", {mid, w2}, {y}, "", 17);
-  y->is_graph_output = true;
-  g->outputs().push_back(y);
-  OmModel om;
-  om.graph = g;
-  EXPECT_TRUE(optimize(om.graph, CompileOptions()).ok());
-  std::string bytes;
-  Status st = write_om(om, &bytes);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return bytes;
+  conv_padded_by_one(*g, "conv3x3", x, pattern_constant(*g, "W1", {64, 64, 3, 3}, 0.01f), mid);
+  g->add_node("conv1x1", "Conv", {mid, pattern_constant(*g, "W2", {32, 64, 1, 1}, 0.02f)}, {y}, "", 17);
+  return optimized_om(g, {y});
 }
 
 // What atc does: compiles the stored graph with a recording PackCache over
