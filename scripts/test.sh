@@ -209,6 +209,13 @@ fuzz_om() {
     build/bin/atc --model="$f" --framework=5 --output="$corpus/$(echo "$f" | md5sum | cut -c1-16)" \
       --log=null >/dev/null 2>&1 || true
   done
+  # One with packed weights (node tests have no constant weights): a 3x3
+  # convolution on 8 channels, whose weights oneDNN wants blocked.
+  "$PY" -c "import sys; sys.path.insert(0, 'tests/python'); import mdl_models; \
+mdl_models.conv_relu('$corpus', height=8, width=8, channels=8, filters=8, name='packed_conv')" &&
+    build/bin/atc --model="$corpus/packed_conv.onnx" --framework=5 --output="$corpus/packed_conv" --log=null \
+      >/dev/null 2>&1
+  rm -f "$corpus/packed_conv.onnx"
   echo "fuzz-om: $(ls "$corpus" | wc -l) seed .om files"
   build-fuzz/bin/fuzz_om_reader -max_total_time=45 -rss_limit_mb=2048 -print_final_stats=1 "$corpus"
 }

@@ -1,7 +1,7 @@
 // libFuzzer entry point for the .om reader (built with -DOPENACL_FUZZ=ON and
 // clang; see CMakeLists.txt): open_om + decode_graph on the input bytes.
 //
-// Seeds are plain .om files. Each input is read twice: as it is (header,
+// Seeds are plain .om files (some with a PACKED section). Each input is read twice: as it is (header,
 // table and checksum defences), then, when that fails, with the file size
 // and every checksum recomputed, so mutations also reach the META JSON and
 // GRAPH decoders behind the checksums.
@@ -57,6 +57,7 @@ bool read_om(const std::string& bytes) {
   if (!open_om(bytes.data(), bytes.size(), &view).ok()) return false;
   OmModel model;
   model.meta = view.meta;
+  model.packs = view.packed;  // what was read can be written again
   if (!decode_graph(view, view.weights, nullptr, &model.graph).ok()) return true;
   std::string again;
   (void)write_om(model, &again);
