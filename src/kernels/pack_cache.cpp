@@ -21,6 +21,10 @@ std::shared_ptr<const void> PackCache::find(const void* source, const std::strin
   auto it = blobs_.find(std::make_pair(off, recipe));
   if (it == blobs_.end() || it->second.bytes != bytes) return nullptr;
   ++hits_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    used_.insert(&it->second);
+  }
   return std::shared_ptr<const void>(it->second.keep, it->second.data);
 }
 
@@ -32,6 +36,11 @@ void PackCache::record(const void* source, const std::string& recipe, const void
   auto key = std::make_pair(off, recipe);
   if (blobs_.count(key)) return;  // another gear packed the same: the bytes are the same
   blobs_.emplace(std::move(key), PackedBlob{off, recipe, data, bytes, std::move(keep)});
+}
+
+size_t PackCache::used() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return used_.size();
 }
 
 std::vector<PackedBlob> PackCache::recorded() const {

@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,8 +68,10 @@ class PackCache {
   // kRecord: what was recorded, ordered by (source, recipe).
   std::vector<PackedBlob> recorded() const;
 
-  // How many find() calls were answered (tests, atc's and the loader's logs).
+  // How many find() calls were answered, and how many distinct blobs they
+  // gave (kernels of several gears may share one).
   size_t hits() const { return hits_.load(); }
+  size_t used() const;
 
  private:
   bool offset_of(const void* source, uint64_t* off) const;
@@ -76,8 +79,9 @@ class PackCache {
   const Mode mode_;
   const uintptr_t base_;
   const size_t size_;
-  mutable std::mutex mu_;  // kRecord's blobs_
+  mutable std::mutex mu_;  // kRecord's blobs_, kUse's used_
   std::map<std::pair<uint64_t, std::string>, PackedBlob> blobs_;
+  mutable std::set<const PackedBlob*> used_;
   mutable std::atomic<size_t> hits_{0};
 };
 

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/log.h"
 #include "base/page_alloc.h"
 #include "graph/onnx/onnx_import.h"
 
@@ -432,6 +433,13 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
     plan->model = std::shared_ptr<const CompiledModel>(std::move(cm));
     ptrs.push_back(plan->model.get());
     m->plans_.push_back(std::move(plan));
+  }
+  if (!view.packed.empty()) {
+    const size_t used = m->packs_ ? m->packs_->used() : 0;
+    OACL_INFO("model load: %zu of the .om's %zu packed weights used in place%s", used, view.packed.size(),
+              !m->packs_ ? "; none can be: the weights were copied (load from lent memory or into the caller's)"
+              : used < view.packed.size() ? "; the others were packed for another CPU, oneDNN or gear"
+                                          : "");
   }
   OPENACL_RETURN_IF_ERROR(build_info(view, *declared, ptrs, &m->info_));
   m->largest_gear_ = largest_gear(m->info_, ptrs);

@@ -615,6 +615,7 @@ TEST(LoadedModel, PackedWeightsFromTheOmAreUsedWhereTheyLie) {
   ASSERT_TRUE(st.ok()) << st.message();
   ASSERT_NE(in_place->packs(), nullptr);
   EXPECT_EQ(in_place->packs()->hits(), 2u);
+  EXPECT_EQ(in_place->packs()->used(), 2u);
   // Bytes only lent for the call: the weights are copied and packed anew.
   copied = load(*packed);
   EXPECT_EQ(copied->packs(), nullptr);
@@ -657,6 +658,7 @@ TEST(LoadedModel, PackedBlobOfAnotherRecipeIsIgnored) {
   ASSERT_TRUE(st.ok()) << st.message();
   ASSERT_NE(m->packs(), nullptr);
   EXPECT_EQ(m->packs()->hits(), 0u);
+  EXPECT_EQ(m->packs()->used(), 0u);
   const std::vector<float> want = run_packable(*load(plain));
   const std::vector<float> got = run_packable(*m);
   EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * 4), 0);
