@@ -20,7 +20,6 @@ std::shared_ptr<const void> PackCache::find(const void* source, const std::strin
   if (mode_ != Mode::kUse || recipe.empty() || !offset_of(source, &off)) return nullptr;
   auto it = blobs_.find(std::make_pair(off, recipe));
   if (it == blobs_.end() || it->second.bytes != bytes) return nullptr;
-  ++hits_;
   {
     std::lock_guard<std::mutex> lock(mu_);
     used_.insert(&it->second);
@@ -44,6 +43,7 @@ size_t PackCache::used() const {
 }
 
 std::vector<PackedBlob> PackCache::recorded() const {
+  if (mode_ != Mode::kRecord) return {};  // blobs_ holds what was added
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<PackedBlob> out;
   out.reserve(blobs_.size());

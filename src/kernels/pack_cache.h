@@ -18,7 +18,6 @@
 //            recorded() gives them, one per (source, recipe).
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -48,12 +47,9 @@ class PackCache {
   PackCache(Mode mode, const void* weights, size_t weight_bytes)
       : mode_(mode), base_(reinterpret_cast<uintptr_t>(weights)), size_(weights ? weight_bytes : 0) {}
 
-  Mode mode() const { return mode_; }
-
   // kUse: an entry read from an .om (blob.keep holds its bytes). A second
   // entry for the same (source, recipe) is ignored.
   void add(PackedBlob blob);
-  size_t size() const { return blobs_.size(); }
 
   // kUse: the blob packed from `source` by `recipe`, when it is exactly
   // `bytes` long; the returned pointer shares ownership of the blob's bytes.
@@ -65,12 +61,11 @@ class PackCache {
   void record(const void* source, const std::string& recipe, const void* data, size_t bytes,
               std::shared_ptr<const void> keep);
 
-  // kRecord: what was recorded, ordered by (source, recipe).
+  // kRecord: what was recorded, ordered by (source, recipe); empty in kUse mode.
   std::vector<PackedBlob> recorded() const;
 
-  // How many find() calls were answered, and how many distinct blobs they
-  // gave (kernels of several gears may share one).
-  size_t hits() const { return hits_.load(); }
+  // How many distinct blobs find() has given (kernels of several gears may
+  // share one): the loader's log and tests.
   size_t used() const;
 
  private:
@@ -82,7 +77,6 @@ class PackCache {
   mutable std::mutex mu_;  // kRecord's blobs_, kUse's used_
   std::map<std::pair<uint64_t, std::string>, PackedBlob> blobs_;
   mutable std::set<const PackedBlob*> used_;
-  mutable std::atomic<size_t> hits_{0};
 };
 
 }  // namespace openacl::kernels

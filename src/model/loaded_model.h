@@ -131,7 +131,7 @@ class LoadedModel {
   // An .om's PACKED blobs (atc's weights packed ahead) are used in place when
   // the weights are the model bytes themselves (a mapped file, or bytes kept
   // alive with `keep`); copied or caller-owned weights are packed anew. The
-  // cache that served them (hits(): how many kernels used one), or nullptr.
+  // cache that served them (used(): how many blobs), or nullptr.
   const kernels::PackCache* packs() const { return packs_.get(); }
 
   // Gears: checks `values` are one of the gears of `kind` and writes them as
