@@ -32,6 +32,9 @@
 # A failing step does not stop the others (steps that need a failed one are
 # reported as failed without running). Ends with one summary line per step and
 # the line "N passed, M failed" counting steps; exits non-zero if any failed.
+# Each step's output is also kept in build-logs/STEP.log; before the last line
+# the summary repeats the tail of each failed step's log and prints any input
+# a fuzzer crashed on (gzip + base64), so a CI view of the end is enough.
 #
 # Environment: OPENACL_JOBS (build parallelism, default 2), OPENACL_CTEST_JOBS
 # (default 1: the suites take seconds, and running them side by side on two
@@ -65,6 +68,8 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 
+LOG_DIR=$ROOT/build-logs
+rm -rf "$LOG_DIR" && mkdir -p "$LOG_DIR"
 STEP_NAMES=()
 STEP_RESULTS=()
 STEP_TIMES=()
@@ -86,8 +91,10 @@ run_step() {
   printf '\n==> [%s] %s\n' "$name" "$*"
   local start rc
   start=$(date +%s)
-  "$@"
-  rc=$?
+  # The output also goes to build-logs/NAME.log, whose tail the summary
+  # repeats for a failed step (a CI view often shows only the end).
+  "$@" 2>&1 | tee "$LOG_DIR/$name.log"
+  rc=${PIPESTATUS[0]}
   local took=$(( $(date +%s) - start ))
   STEP_NAMES+=("$name"); STEP_TIMES+=("$took")
   if [[ $rc -eq 0 ]]; then
@@ -189,10 +196,20 @@ fuzz_importer() {
   ninja -C build-fuzz -j"${OPENACL_JOBS:-2}" fuzz_onnx_import || return 1
   local corpus=build-fuzz/corpus
   mkdir -p "$corpus"
-  find build/onnx-node-tests -name model.onnx -size -8k | head -300 | while read -r f; do
-    cp "$f" "$corpus/$(echo "$f" | md5sum | cut -c1-16)"
+  # The harness's first byte picks the parser (even: a model, odd: a
+  # TensorProto), so each seed is a selector byte and then the file.
+  local f h p
+  find build/onnx-node-tests -name model.onnx -size -8k | sort | awk "NR % 6 == 1" | while read -r f; do
+    h=$(echo "$f" | md5sum | cut -c1-16)
+    { printf '\x00'; cat "$f"; } > "$corpus/m$h"
+    p=$(dirname "$f")/test_data_set_0/input_0.pb
+    if [[ -f $p && $(stat -c %s "$p") -lt 8192 ]]; then
+      { printf '\x01'; cat "$p"; } > "$corpus/t$h"
+    fi
   done
-  build-fuzz/bin/fuzz_onnx_import -max_total_time=60 -rss_limit_mb=2048 -print_final_stats=1 "$corpus"
+  rm -rf build-fuzz/artifacts && mkdir -p build-fuzz/artifacts
+  build-fuzz/bin/fuzz_onnx_import -max_total_time=60 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix=build-fuzz/artifacts/importer- "$corpus"
 }
 
 # The .om reader's libFuzzer target, seeded with .om files atc builds from
@@ -217,7 +234,9 @@ mdl_models.conv_relu('$corpus', height=8, width=8, channels=8, filters=8, name='
       >/dev/null 2>&1
   rm -f "$corpus/packed_conv.onnx"
   echo "fuzz-om: $(ls "$corpus" | wc -l) seed .om files"
-  build-fuzz/bin/fuzz_om_reader -max_total_time=45 -rss_limit_mb=2048 -print_final_stats=1 "$corpus"
+  mkdir -p build-fuzz/artifacts
+  build-fuzz/bin/fuzz_om_reader -max_total_time=45 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix=build-fuzz/artifacts/om- "$corpus"
 }
 
 SAN_ARGS=(-DOPENACL_BUILD_PYTHON=OFF -DOPENACL_BUILD_BENCH=OFF
@@ -263,5 +282,21 @@ for i in "${!STEP_NAMES[@]}"; do
     failed=$((failed + 1))
   fi
 done
+# The end of each failed step's output, and any input a fuzzer crashed on
+# (gzip + base64: `base64 -d | gunzip > crash` reproduces it with the fuzzer).
+for i in "${!STEP_NAMES[@]}"; do
+  name=${STEP_NAMES[$i]}
+  [[ ${STEP_OK[$name]} == 1 || ! -s $LOG_DIR/$name.log ]] && continue
+  echo
+  echo "==> [$name] failed; the last 40 lines of its output ($LOG_DIR/$name.log):"
+  tail -n 40 "$LOG_DIR/$name.log"
+done
+for f in build-fuzz/artifacts/*; do
+  [[ -f $f ]] || continue
+  echo
+  echo "==> fuzzer input $f ($(stat -c %s "$f") bytes), gzip + base64:"
+  gzip -9c "$f" | base64 -w 120
+done
+echo
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]

@@ -1,6 +1,7 @@
 // libFuzzer entry point for the ONNX importer (built with -DOPENACL_FUZZ=ON and
 // clang; see CMakeLists.txt). The first input byte picks the entry point so one
-// corpus covers both parsers; external data is looked up in an empty folder.
+// corpus covers both parsers (seeds: scripts/test.sh prefixes a model with 0x00,
+// a TensorProto with 0x01); external data is looked up in an empty folder.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
