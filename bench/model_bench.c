@@ -3,9 +3,11 @@
  * bench/models_bench.py.
  *
  *   model_bench MODEL [--input FILE]... [--dump FILE] [--warmup N]
- *               [--iters N | --serve]
+ *               [--iters N | --serve] [--from-mem]
  *
- * Loads MODEL (.om or .onnx) with aclmdlLoadFromFile (timed), allocates device
+ * Loads MODEL (.om or .onnx) with aclmdlLoadFromFile (timed; --from-mem: the
+ * file is read into host memory first, and aclmdlLoadFromMem is timed, with
+ * the bytes freed right after it returns, as a caller may), allocates device
  * buffers of the sizes the description gives, fills input i from the i-th
  * --input file (raw bytes, exactly the input's size; zeros without one), runs
  * N warm-up executes (default 3), then:
@@ -46,6 +48,21 @@ static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static void *read_whole_file(const char *file, size_t *size) {
+    FILE *f = fopen(file, "rb");
+    long n = -1;
+    void *bytes = NULL;
+    if (f && fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+    if (n > 0 && fseek(f, 0, SEEK_SET) == 0) bytes = malloc((size_t)n);
+    if (!bytes || fread(bytes, 1, (size_t)n, f) != (size_t)n) {
+        fprintf(stderr, "model_bench: cannot read %s\n", file);
+        exit(1);
+    }
+    fclose(f);
+    *size = (size_t)n;
+    return bytes;
 }
 
 static void fill_from_file(void *dev, size_t bytes, const char *file) {
@@ -124,13 +141,15 @@ static long vmhwm_kb(void) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: model_bench MODEL [--input FILE]... [--dump FILE] [--warmup N] [--iters N | --serve]\n");
+    fprintf(stderr,
+            "usage: model_bench MODEL [--input FILE]... [--dump FILE] [--warmup N] [--iters N | --serve] "
+            "[--from-mem]\n");
     exit(1);
 }
 
 int main(int argc, char **argv) {
     const char *path = NULL, *dump = NULL, *inputs[MAX_INPUTS];
-    int ninputs = 0, warmup = 3, iters = 10, serve = 0, a, i;
+    int ninputs = 0, warmup = 3, iters = 10, serve = 0, from_mem = 0, a, i;
     uint32_t model_id;
     aclmdlDesc *desc;
     aclmdlDataset *in, *out;
@@ -144,6 +163,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[a], "--warmup") == 0 && a + 1 < argc) warmup = atoi(argv[++a]);
         else if (strcmp(argv[a], "--iters") == 0 && a + 1 < argc) iters = atoi(argv[++a]);
         else if (strcmp(argv[a], "--serve") == 0) serve = 1;
+        else if (strcmp(argv[a], "--from-mem") == 0) from_mem = 1;
         else if (argv[a][0] != '-' && !path) path = argv[a];
         else usage();
     }
@@ -151,9 +171,18 @@ int main(int argc, char **argv) {
 
     CHECK(aclInit(NULL));
     CHECK(aclrtSetDevice(0));
-    load_ms = now_ms();
-    CHECK(aclmdlLoadFromFile(path, &model_id));
-    load_ms = now_ms() - load_ms;
+    if (from_mem) {
+        size_t size = 0;
+        void *bytes = read_whole_file(path, &size);
+        load_ms = now_ms();
+        CHECK(aclmdlLoadFromMem(bytes, size, &model_id));
+        load_ms = now_ms() - load_ms;
+        free(bytes);
+    } else {
+        load_ms = now_ms();
+        CHECK(aclmdlLoadFromFile(path, &model_id));
+        load_ms = now_ms() - load_ms;
+    }
     desc = aclmdlCreateDesc();
     CHECK(aclmdlGetDesc(desc, model_id));
     in = make_dataset(desc, 0, inputs, ninputs);

@@ -21,16 +21,19 @@ constexpr uintptr_t kPage = 4096;
 
 void PageFree::operator()(void* p) const noexcept { std::free(p); }
 
+void populate_pages(void* p, size_t bytes) {
+  if (!p || bytes < kPopulateFrom) return;
+  // madvise wants a page-aligned start: populate the whole pages inside.
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(p) + kPage - 1) & ~(kPage - 1);
+  const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kPage - 1);
+  if (hi > lo) (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE);
+}
+
 PageBuffer alloc_pages(size_t bytes) {
   if (bytes > SIZE_MAX - 64) return PageBuffer();  // rounding up would wrap
   const size_t size = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, size);
-  if (p && size >= kPopulateFrom) {
-    // madvise wants a page-aligned start: populate the whole pages inside.
-    const uintptr_t lo = (reinterpret_cast<uintptr_t>(p) + kPage - 1) & ~(kPage - 1);
-    const uintptr_t hi = (reinterpret_cast<uintptr_t>(p) + size) & ~(kPage - 1);
-    if (hi > lo) (void)::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE);
-  }
+  populate_pages(p, size);
   return PageBuffer(p);
 }
 

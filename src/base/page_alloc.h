@@ -25,4 +25,9 @@ using PageBuffer = std::unique_ptr<void, PageFree>;
 // allocation fails (a size no allocator can give included).
 PageBuffer alloc_pages(size_t bytes);
 
+// Faults in the whole pages of [p, p + bytes) for writing, in one call, when
+// the range is large enough to gain from it: for memory about to be filled
+// that another allocator gave (the device arena). Contents are kept.
+void populate_pages(void* p, size_t bytes);
+
 }  // namespace openacl

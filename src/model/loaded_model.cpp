@@ -391,6 +391,7 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
     if (reinterpret_cast<uintptr_t>(options.weight_ptr) % kAlign != 0)
       return Errorf(code::kInvalidParam, "the weight memory at %p is not %zu-byte aligned; pass memory from aclrtMalloc",
                     options.weight_ptr, kAlign);
+    populate_pages(options.weight_ptr, view.weight_bytes);
     if (view.weight_bytes) std::memcpy(options.weight_ptr, view.weights, view.weight_bytes);
     weights = static_cast<const uint8_t*>(options.weight_ptr);
     owner = nullptr;
@@ -399,6 +400,7 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
     // weight memory: device allocators refuse 0 bytes.
     if (view.weight_bytes) {
       OPENACL_RETURN_IF_ERROR(m->allocator_.allocate(view.weight_bytes, &m->own_weights_));
+      populate_pages(m->own_weights_, view.weight_bytes);  // device memory comes unfaulted
       std::memcpy(m->own_weights_, view.weights, view.weight_bytes);
     }
     weights = static_cast<const uint8_t*>(m->own_weights_);

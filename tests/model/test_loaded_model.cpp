@@ -677,6 +677,18 @@ TEST(PageAlloc, AlignedUsableAndRefusesImpossibleSizes) {
   EXPECT_FALSE(alloc_pages(SIZE_MAX - 10));
 }
 
+// populate_pages (the weight copy in device memory) keeps what is there, on
+// unaligned ranges too, and ignores null and small ranges.
+TEST(PageAlloc, PopulateKeepsContents) {
+  const size_t bytes = size_t{3} << 20;
+  std::vector<unsigned char> buf(bytes + 100);
+  for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<unsigned char>(i * 7);
+  populate_pages(buf.data() + 13, bytes);
+  populate_pages(buf.data(), 10);
+  populate_pages(nullptr, bytes);
+  for (size_t i = 0; i < buf.size(); ++i) ASSERT_EQ(buf[i], static_cast<unsigned char>(i * 7)) << i;
+}
+
 TEST(LoadedModel, RefusesWhatItCannotRead) {
   std::shared_ptr<LoadedModel> m;
   const std::string junk = "definitely not a model";
