@@ -357,13 +357,12 @@ Status describe(const void* data, size_t size, const std::string& base_dir, Mode
 // Loading
 
 LoadedModel::~LoadedModel() {
-  // Executors and graphs (whose constants may point into own_weights_) go first.
+  // Executors first: they use the arenas.
   std::vector<void*> arenas;
   for (auto& p : plans_) arenas.insert(arenas.end(), p->arenas.begin(), p->arenas.end());
   plans_.clear();
   for (void* a : arenas) allocator_.release(a);
   if (primary_arena_) allocator_.release(primary_arena_);
-  if (own_weights_) allocator_.release(own_weights_);
 }
 
 Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const void> keep, const LoadOptions& options,
@@ -377,10 +376,25 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
   std::shared_ptr<const void> converted;
   OPENACL_RETURN_IF_ERROR(as_om_bytes(data, size, options.base_dir, &converted, &om, &om_size));
   if (converted) keep = converted;
+  if (!keep && !options.weight_ptr) {
+    // Bytes only lent (aclmdlLoadFromMem): the .om is copied whole into
+    // device memory of ours and read in place from there, as a mapped file
+    // is, so atc's packed weights are used (copied with the rest, not packed
+    // again). Without a PACKED section this costs what a copy of the
+    // weights alone did: they are nearly all of an .om.
+    void* copy = nullptr;
+    OPENACL_RETURN_IF_ERROR(m->allocator_.allocate(om_size, &copy));
+    populate_pages(copy, om_size);  // device memory comes unfaulted: one call, not a fault per page
+    std::memcpy(copy, om, om_size);
+    keep = std::shared_ptr<const void>(copy, [release = m->allocator_.release](const void* p) {
+      release(const_cast<void*>(p));
+    });
+    om = copy;
+  }
   OmView view;
   OPENACL_RETURN_IF_ERROR(open_om(om, om_size, &view, options.file_mapped && !converted));
 
-  // Weights: the caller's memory, the bytes in place (mapped file / our copy), or our own copy.
+  // Weights: the caller's memory, or the bytes in place (mapped file, our copy of lent bytes, a conversion).
   const uint8_t* weights = view.weights;
   std::shared_ptr<const void> owner = keep;
   if (options.weight_ptr) {
@@ -394,16 +408,6 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
     populate_pages(options.weight_ptr, view.weight_bytes);
     if (view.weight_bytes) std::memcpy(options.weight_ptr, view.weights, view.weight_bytes);
     weights = static_cast<const uint8_t*>(options.weight_ptr);
-    owner = nullptr;
-  } else if (!keep) {
-    // A model without weights (a single op, a weightless graph) needs no
-    // weight memory: device allocators refuse 0 bytes.
-    if (view.weight_bytes) {
-      OPENACL_RETURN_IF_ERROR(m->allocator_.allocate(view.weight_bytes, &m->own_weights_));
-      populate_pages(m->own_weights_, view.weight_bytes);  // device memory comes unfaulted
-      std::memcpy(m->own_weights_, view.weights, view.weight_bytes);
-    }
-    weights = static_cast<const uint8_t*>(m->own_weights_);
     owner = nullptr;
   }
   m->keep_ = owner;
@@ -439,7 +443,7 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
   if (!view.packed.empty()) {
     const size_t used = m->packs_ ? m->packs_->used() : 0;
     OACL_INFO("model load: %zu of the .om's %zu packed weights used in place%s", used, view.packed.size(),
-              !m->packs_ ? "; none can be: the weights were copied (load from lent memory or into the caller's)"
+              !m->packs_ ? "; none can be: the weights were copied into the caller's memory"
               : used < view.packed.size() ? "; the others were packed for another CPU, oneDNN or gear"
                                           : "");
   }

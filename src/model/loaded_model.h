@@ -167,13 +167,12 @@ class LoadedModel {
   ModelInfo info_;
   std::vector<std::unique_ptr<Plan>> plans_;  // per gear (one when gear-less)
   Allocator allocator_;
-  void* own_weights_ = nullptr;   // weight copy we allocated, or nullptr
   void* primary_arena_ = nullptr; // work memory we allocated for the primary executors
   void* primary_ = nullptr;       // the primary work memory (ours or the caller's)
   size_t primary_size_ = 0;
   bool user_work_ = false;        // primary_ is the caller's: executions wait for it
   std::mutex primary_mutex_;      // held while a primary executor runs (all gears share primary_)
-  std::shared_ptr<const void> keep_;  // keeps mapped / converted model bytes alive
+  std::shared_ptr<const void> keep_;  // keeps the model bytes read in place alive (mapped, converted or copied)
   std::unique_ptr<kernels::PackCache> packs_;
   int largest_gear_ = 0;
   std::atomic<int> current_gear_{-1};

@@ -615,14 +615,29 @@ TEST(LoadedModel, PackedWeightsFromTheOmAreUsedWhereTheyLie) {
   ASSERT_TRUE(st.ok()) << st.message();
   ASSERT_NE(in_place->packs(), nullptr);
   EXPECT_EQ(in_place->packs()->used(), 2u);
-  // Bytes only lent for the call: the weights are copied and packed anew.
-  copied = load(*packed);
-  EXPECT_EQ(copied->packs(), nullptr);
+  // Bytes only lent for the call: copied whole into the model's own memory
+  // and the blobs used from there; the caller's bytes may go at once.
+  {
+    std::string lent = *packed;
+    copied = load(lent);
+    std::fill(lent.begin(), lent.end(), '\x5a');
+  }
+  ASSERT_NE(copied->packs(), nullptr);
+  EXPECT_EQ(copied->packs()->used(), 2u);
+  // Weights in the caller's memory: they are copied there, and packed anew.
+  std::shared_ptr<void> weight_mem(std::aligned_alloc(64, (qv.weight_bytes + 63) / 64 * 64), std::free);
+  LoadOptions with_weights;
+  with_weights.weight_ptr = weight_mem.get();
+  with_weights.weight_size = qv.weight_bytes;
+  std::shared_ptr<LoadedModel> into_callers = load(*packed, with_weights);
+  EXPECT_EQ(into_callers->packs(), nullptr);
   const std::vector<float> want = run_packable(*reference_model);
   const std::vector<float> got = run_packable(*in_place);
   EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * 4), 0);
   const std::vector<float> again = run_packable(*copied);
   EXPECT_EQ(std::memcmp(want.data(), again.data(), want.size() * 4), 0);
+  const std::vector<float> repacked = run_packable(*into_callers);
+  EXPECT_EQ(std::memcmp(want.data(), repacked.data(), want.size() * 4), 0);
 
   // Through a mapped file, as aclmdlLoadFromFile does.
   const std::string path = ::testing::TempDir() + "/openacl_packed.om";

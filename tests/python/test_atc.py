@@ -593,8 +593,9 @@ def test_packed_weights_every_load_agrees(tmp_path, device):
     """atc stores the weights packed for this machine's kernels (a 3x3
     convolution's Winograd transform, here) besides the originals; the .om
     is larger, and every way of loading it (from the file: the packed bytes
-    used in place; from memory: packed anew) gives the outputs of the .om
-    without them."""
+    used in place; from memory: the .om copied whole and the packed bytes
+    used from the copy, so the caller's buffer may be overwritten at once)
+    gives the outputs of the .om without them."""
     acl = _acl_mdl()
     import mdl_models
     model = mdl_models.conv_relu(tmp_path, height=16, width=16, channels=32, filters=32)
@@ -612,9 +613,10 @@ def test_packed_weights_every_load_agrees(tmp_path, device):
         for how in ("file", "mem"):
             if how == "file":
                 model_id, ret = acl.mdl.load_from_file(str(path))
-            else:  # the bytes are only lent for the call: weights copied, packed anew
-                data = path.read_bytes()
-                model_id, ret = acl.mdl.load_from_mem(acl.util.bytes_to_ptr(data), len(data))
+            else:  # the bytes are only lent for the call
+                data = np.fromfile(path, dtype=np.uint8)
+                model_id, ret = acl.mdl.load_from_mem(data.ctypes.data, data.nbytes)
+                data[:] = 0x5A
             assert ret == H.ACL_SUCCESS, acl.get_recent_err_msg()
             try:
                 (y,) = _run_model(acl, model_id, [x])
