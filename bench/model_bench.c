@@ -99,6 +99,16 @@ static aclmdlDataset *make_dataset(aclmdlDesc *desc, int output, const char **fi
     return ds;
 }
 
+static void destroy_dataset(aclmdlDataset *ds) {
+    size_t i, count = aclmdlGetDatasetNumBuffers(ds);
+    for (i = 0; i < count; ++i) {
+        aclDataBuffer *buf = aclmdlGetDatasetBuffer(ds, i);
+        CHECK(aclrtFree(aclGetDataBufferAddr(buf)));
+        CHECK(aclDestroyDataBuffer(buf));
+    }
+    CHECK(aclmdlDestroyDataset(ds));
+}
+
 static void run_and_print(uint32_t model_id, aclmdlDataset *in, aclmdlDataset *out, int iters) {
     int i;
     printf("{\"times_ms\": [");
@@ -208,7 +218,8 @@ int main(int argc, char **argv) {
     else
         printf("{\"ru_maxrss_kb\": %ld}\n", (long)usage_self.ru_maxrss);
     fflush(stdout);
-    /* Device buffers go with the device reset; this process ends here. */
+    destroy_dataset(in);
+    destroy_dataset(out);
     CHECK(aclmdlUnload(model_id));
     CHECK(aclmdlDestroyDesc(desc));
     CHECK(aclrtResetDevice(0));
