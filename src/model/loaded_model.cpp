@@ -79,6 +79,28 @@ Allocator default_allocator() {
 
 int default_format(const graph::TensorType& t) { return t.rank() == 4 ? kFormatNCHW : kFormatND; }
 
+constexpr size_t kPageBytes = 4096;
+
+// Copies the span of bytes the blobs lie in (they are laid out in one
+// section, 64-byte aligned from its start) into pages of ours, and points
+// the blobs there; *owner keeps the copy.
+Status copy_blobs(std::vector<kernels::PackedBlob>* blobs, std::shared_ptr<const void>* owner) {
+  const uint8_t* lo = nullptr;
+  const uint8_t* hi = nullptr;
+  for (const kernels::PackedBlob& b : *blobs) {
+    const auto* p = static_cast<const uint8_t*>(b.data);
+    if (!lo || p < lo) lo = p;
+    if (!hi || p + b.bytes > hi) hi = p + b.bytes;
+  }
+  PageBuffer pages = alloc_pages(static_cast<size_t>(hi - lo));
+  if (!pages) return Errorf(code::kBadAlloc, "cannot allocate %zu bytes for the model's packed weights", size_t(hi - lo));
+  auto* copy = static_cast<uint8_t*>(pages.get());
+  std::memcpy(copy, lo, static_cast<size_t>(hi - lo));
+  for (kernels::PackedBlob& b : *blobs) b.data = copy + (static_cast<const uint8_t*>(b.data) - lo);
+  *owner = std::shared_ptr<const void>(pages.release(), [](const void* p) { PageFree()(const_cast<void*>(p)); });
+  return Status::Ok();
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -407,6 +429,10 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
                     options.weight_ptr, kAlign);
     populate_pages(options.weight_ptr, view.weight_bytes);
     if (view.weight_bytes) std::memcpy(options.weight_ptr, view.weights, view.weight_bytes);
+    // The mapped file's copy of them is not read again: its pages go back
+    // (WEIGHTS is page-aligned in the file, so in the mapping).
+    if (options.file_mapped && !converted && view.weight_bytes)
+      ::madvise(const_cast<uint8_t*>(view.weights), view.weight_bytes / kPageBytes * kPageBytes, MADV_DONTNEED);
     weights = static_cast<const uint8_t*>(options.weight_ptr);
     owner = nullptr;
   }
@@ -414,13 +440,18 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
   // In place in a mapped .om file (not an ONNX file converted in memory, not
   // copied): packed weights' pages can go back to the file.
   const bool release = options.file_mapped && owner && !converted && weights == view.weights;
-  // atc's packed weights, used where they lie (only while the model bytes
-  // stay: `owner` keeps them; 64-byte aligned blobs only, as packing gives).
-  if (!view.packed.empty() && owner && weights == view.weights) {
+  // atc's packed weights, used where they lie while the model bytes stay
+  // (`keep`), wherever the weights went: a blob is found by its source's
+  // offset within them. Bytes only lent with the weights in the caller's
+  // memory: the blobs are copied first. 64-byte aligned blobs only, as
+  // packing gives.
+  std::shared_ptr<const void> blobs_owner = keep;
+  if (!view.packed.empty() && !blobs_owner) OPENACL_RETURN_IF_ERROR(copy_blobs(&view.packed, &blobs_owner));
+  if (!view.packed.empty()) {
     m->packs_ = std::make_unique<kernels::PackCache>(kernels::PackCache::Mode::kUse, weights, view.weight_bytes);
     for (kernels::PackedBlob& b : view.packed) {
       if (reinterpret_cast<uintptr_t>(b.data) % kAlign != 0) continue;
-      b.keep = owner;
+      b.keep = blobs_owner;
       m->packs_->add(std::move(b));
     }
   }
@@ -441,11 +472,9 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
     m->plans_.push_back(std::move(plan));
   }
   if (!view.packed.empty()) {
-    const size_t used = m->packs_ ? m->packs_->used() : 0;
-    OACL_INFO("model load: %zu of the .om's %zu packed weights used in place%s", used, view.packed.size(),
-              !m->packs_ ? "; none can be: the weights were copied into the caller's memory"
-              : used < view.packed.size() ? "; the others were packed for another CPU, oneDNN or gear"
-                                          : "");
+    const size_t used = m->packs_->used();
+    OACL_INFO("model load: %zu of the .om's %zu packed weights used%s", used, view.packed.size(),
+              used < view.packed.size() ? "; the others were packed for another CPU, oneDNN or gear" : "");
   }
   OPENACL_RETURN_IF_ERROR(build_info(view, *declared, ptrs, &m->info_));
   m->largest_gear_ = largest_gear(m->info_, ptrs);

@@ -624,13 +624,20 @@ TEST(LoadedModel, PackedWeightsFromTheOmAreUsedWhereTheyLie) {
   }
   ASSERT_NE(copied->packs(), nullptr);
   EXPECT_EQ(copied->packs()->used(), 2u);
-  // Weights in the caller's memory: they are copied there, and packed anew.
+  // Weights in the caller's memory, bytes lent: the weights are copied
+  // there, the blobs into memory of the model's, and used from there.
   std::shared_ptr<void> weight_mem(std::aligned_alloc(64, (qv.weight_bytes + 63) / 64 * 64), std::free);
   LoadOptions with_weights;
   with_weights.weight_ptr = weight_mem.get();
   with_weights.weight_size = qv.weight_bytes;
-  std::shared_ptr<LoadedModel> into_callers = load(*packed, with_weights);
-  EXPECT_EQ(into_callers->packs(), nullptr);
+  std::shared_ptr<LoadedModel> into_callers;
+  {
+    std::string lent = *packed;
+    into_callers = load(lent, with_weights);
+    std::fill(lent.begin(), lent.end(), '\x5a');
+  }
+  ASSERT_NE(into_callers->packs(), nullptr);
+  EXPECT_EQ(into_callers->packs()->used(), 2u);
   const std::vector<float> want = run_packable(*reference_model);
   const std::vector<float> got = run_packable(*in_place);
   EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * 4), 0);
@@ -648,6 +655,16 @@ TEST(LoadedModel, PackedWeightsFromTheOmAreUsedWhereTheyLie) {
   EXPECT_EQ(mapped->packs()->used(), 2u);
   const std::vector<float> from_file = run_packable(*mapped);
   EXPECT_EQ(std::memcmp(want.data(), from_file.data(), want.size() * 4), 0);
+  // From the file into the caller's weight memory: the blobs are used where
+  // they lie in the mapping.
+  std::shared_ptr<void> file_weights(std::aligned_alloc(64, (qv.weight_bytes + 63) / 64 * 64), std::free);
+  with_weights.weight_ptr = file_weights.get();
+  std::shared_ptr<LoadedModel> file_into_callers;
+  st = LoadedModel::load_file(path, with_weights, &file_into_callers);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(file_into_callers->packs()->used(), 2u);
+  const std::vector<float> from_file_mem = run_packable(*file_into_callers);
+  EXPECT_EQ(std::memcmp(want.data(), from_file_mem.data(), want.size() * 4), 0);
   std::remove(path.c_str());
 }
 

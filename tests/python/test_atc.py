@@ -594,8 +594,9 @@ def test_packed_weights_every_load_agrees(tmp_path, device):
     convolution's Winograd transform, here) besides the originals; the .om
     is larger, and every way of loading it (from the file: the packed bytes
     used in place; from memory: the .om copied whole and the packed bytes
-    used from the copy, so the caller's buffer may be overwritten at once)
-    gives the outputs of the .om without them."""
+    used from the copy, so the caller's buffer may be overwritten at once;
+    with the weights in the caller's memory, from either) gives the outputs
+    of the .om without them."""
     acl = _acl_mdl()
     import mdl_models
     model = mdl_models.conv_relu(tmp_path, height=16, width=16, channels=32, filters=32)
@@ -610,14 +611,21 @@ def test_packed_weights_every_load_agrees(tmp_path, device):
     want = model.reference(x)[0]
     results = []
     for path in (plain, packed):
-        for how in ("file", "mem"):
-            if how == "file":
-                model_id, ret = acl.mdl.load_from_file(str(path))
+        _, weight_size, ret = acl.mdl.query_size(str(path))
+        assert ret == H.ACL_SUCCESS, acl.get_recent_err_msg()
+        weight_ptr, ret = acl.rt.malloc(weight_size, 0)
+        assert ret == H.ACL_SUCCESS, acl.get_recent_err_msg()
+        for how in ("file", "mem", "file_with_mem", "mem_with_mem"):
+            if how.startswith("file"):
+                model_id, ret = (acl.mdl.load_from_file(str(path)) if how == "file" else
+                                 acl.mdl.load_from_file_with_mem(str(path), 0, 0, weight_ptr, weight_size))
             else:  # the bytes are only lent for the call
                 data = np.fromfile(path, dtype=np.uint8)
-                model_id, ret = acl.mdl.load_from_mem(data.ctypes.data, data.nbytes)
+                model_id, ret = (acl.mdl.load_from_mem(data.ctypes.data, data.nbytes) if how == "mem" else
+                                 acl.mdl.load_from_mem_with_mem(data.ctypes.data, data.nbytes, 0, 0, weight_ptr,
+                                                                weight_size))
                 data[:] = 0x5A
-            assert ret == H.ACL_SUCCESS, acl.get_recent_err_msg()
+            assert ret == H.ACL_SUCCESS, (how, acl.get_recent_err_msg())
             try:
                 (y,) = _run_model(acl, model_id, [x])
             finally:
@@ -625,5 +633,6 @@ def test_packed_weights_every_load_agrees(tmp_path, device):
             y = y.view(np.float32).reshape(want.shape)
             np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
             results.append(y)
+        acl.rt.free(weight_ptr)
     for y in results[1:]:
         np.testing.assert_array_equal(y, results[0])
