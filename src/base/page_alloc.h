@@ -30,4 +30,10 @@ PageBuffer alloc_pages(size_t bytes);
 // that another allocator gave (the device arena). Contents are kept.
 void populate_pages(void* p, size_t bytes);
 
+// Hands back the whole pages inside [p, p + bytes) (MADV_DONTNEED) and
+// returns their bytes (0 when the call fails). Only for memory whose
+// contents may go: a private read-only file mapping (a later read faults
+// the pages back in from the file).
+size_t release_pages(const void* p, size_t bytes);
+
 }  // namespace openacl

@@ -1,13 +1,11 @@
 #include "model/compiled_model.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <mutex>
 #include <optional>
 #include <set>
 
+#include "base/page_alloc.h"
 #include "graph/passes.h"
 #include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/cpu_common.h"
@@ -86,23 +84,20 @@ class ConstantReleaser {
     size_t released = 0;
     for (const Value* v : n.inputs) {
       if (!v || !v->constant || v->is_graph_output || !v->constant->data) continue;
-      uintptr_t lo = reinterpret_cast<uintptr_t>(v->constant->data);
-      uintptr_t hi = lo + v->constant->bytes;
+      const uintptr_t lo = reinterpret_cast<uintptr_t>(v->constant->data);
+      const uintptr_t hi = lo + v->constant->bytes;
       if (lo < begin_ || hi > end_) continue;
       // consumers holds a node once per input it reads the value through, as
       // this loop counts.
       auto it = left_.emplace(v, v->consumers.size()).first;
       if (it->second == 0 || --it->second != 0) continue;
-      lo = (lo + page_ - 1) & ~(page_ - 1);  // only pages wholly inside
-      hi &= ~(page_ - 1);
-      if (hi > lo && ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED) == 0) released += hi - lo;
+      released += release_pages(v->constant->data, v->constant->bytes);
     }
     return released;
   }
 
  private:
   const uintptr_t begin_, end_;
-  const uintptr_t page_ = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   std::unordered_map<const Value*, size_t> left_;
 };
 

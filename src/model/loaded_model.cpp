@@ -79,8 +79,6 @@ Allocator default_allocator() {
 
 int default_format(const graph::TensorType& t) { return t.rank() == 4 ? kFormatNCHW : kFormatND; }
 
-constexpr size_t kPageBytes = 4096;
-
 // Copies the span of bytes the blobs lie in (they are laid out in one
 // section, 64-byte aligned from its start) into pages of ours, and points
 // the blobs there; *owner keeps the copy.
@@ -429,10 +427,9 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
                     options.weight_ptr, kAlign);
     populate_pages(options.weight_ptr, view.weight_bytes);
     if (view.weight_bytes) std::memcpy(options.weight_ptr, view.weights, view.weight_bytes);
-    // The mapped file's copy of them is not read again: its pages go back
-    // (WEIGHTS is page-aligned in the file, so in the mapping).
-    if (options.file_mapped && !converted && view.weight_bytes)
-      ::madvise(const_cast<uint8_t*>(view.weights), view.weight_bytes / kPageBytes * kPageBytes, MADV_DONTNEED);
+    // The mapped file's copy of them is not read again; its pages go back
+    // now when the blobs keep the mapping alive (else it goes after the load).
+    if (options.file_mapped && !converted && !view.packed.empty()) release_pages(view.weights, view.weight_bytes);
     weights = static_cast<const uint8_t*>(options.weight_ptr);
     owner = nullptr;
   }

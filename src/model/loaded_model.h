@@ -128,10 +128,11 @@ class LoadedModel {
   // Bytes of the mapped file's weights released after their kernels packed
   // them (LoadOptions::file_mapped), over all gears.
   size_t released_weight_bytes() const;
-  // An .om's PACKED blobs (atc's weights packed ahead) are used in place when
-  // the weights are the model bytes themselves (a mapped file, or bytes kept
-  // alive with `keep`); copied or caller-owned weights are packed anew. The
-  // cache that served them (used(): how many blobs), or nullptr.
+  // An .om's PACKED blobs (atc's weights packed ahead): used where they lie
+  // in the model bytes while these stay (a mapped file, bytes kept alive
+  // with `keep`, our copy of lent bytes), copied first when the bytes are
+  // lent and the weights go to the caller's memory. The cache that served
+  // them (used(): how many blobs), or nullptr for an .om without them.
   const kernels::PackCache* packs() const { return packs_.get(); }
 
   // Gears: checks `values` are one of the gears of `kind` and writes them as

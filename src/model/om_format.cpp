@@ -37,7 +37,6 @@
 #include "model/om_format.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -51,6 +50,7 @@
 #include <set>
 
 #include "base/crc32c.h"
+#include "base/page_alloc.h"
 #include "model/om_graph_codec.h"
 #include "model/om_meta.h"
 
@@ -422,8 +422,7 @@ uint32_t section_crc(const uint8_t* p, size_t n, bool drop) {
   for (size_t at = 0; at < n; at += kChunk) {
     const size_t len = std::min(kChunk, n - at);
     crc = crc32c(p + at, len, crc);
-    const size_t whole = len / kWeightsAlign * kWeightsAlign;  // the last partial page stays
-    if (whole) ::madvise(const_cast<uint8_t*>(p + at), whole, MADV_DONTNEED);
+    release_pages(p + at, len);  // the last partial page stays
   }
   return crc;
 }

@@ -1,6 +1,9 @@
 // LoadedModel through the model layer: a small MatMul + Add + Relu model
 // encoded as .om (with and without gears), loaded with library and caller
 // memory, described, executed with every buffer check, concurrently.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -719,6 +722,29 @@ TEST(PageAlloc, PopulateKeepsContents) {
   populate_pages(buf.data(), 10);
   populate_pages(nullptr, bytes);
   for (size_t i = 0; i < buf.size(); ++i) ASSERT_EQ(buf[i], static_cast<unsigned char>(i * 7)) << i;
+}
+
+// release_pages hands back only whole pages inside the range and says how
+// many bytes; null, empty, sub-page and wrapping ranges release nothing.
+TEST(PageAlloc, ReleaseOnlyWholePagesInside) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  void* raw = ::mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(raw, MAP_FAILED);
+  auto* p = static_cast<unsigned char*>(raw);
+  std::memset(p, 0x5a, 4 * page);
+  EXPECT_EQ(release_pages(nullptr, page), 0u);
+  EXPECT_EQ(release_pages(p, 0), 0u);
+  EXPECT_EQ(release_pages(p + 1, page), 0u);  // no whole page inside
+  EXPECT_EQ(release_pages(p + 1, SIZE_MAX), 0u);
+  EXPECT_EQ(p[1], 0x5a);
+  // From the middle of page 0 to the middle of page 3: pages 1 and 2 go
+  // (anonymous memory reads back as zeros), 0 and 3 keep their bytes.
+  EXPECT_EQ(release_pages(p + page / 2, 3 * page), 2 * page);
+  EXPECT_EQ(p[page - 1], 0x5a);
+  EXPECT_EQ(p[page], 0);
+  EXPECT_EQ(p[3 * page - 1], 0);
+  EXPECT_EQ(p[3 * page], 0x5a);
+  ::munmap(raw, 4 * page);
 }
 
 TEST(LoadedModel, RefusesWhatItCannotRead) {
