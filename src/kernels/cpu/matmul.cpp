@@ -8,6 +8,8 @@
 
 #include "kernels/cpu/conv_ref.h"  // load_as / store_from
 #include "kernels/cpu/matmul_common.h"
+#include "kernels/cpu/sgemm_packed.h"
+#include "base/page_alloc.h"
 
 namespace openacl::kernels::cpu {
 
@@ -140,7 +142,8 @@ class MatMulKernel final : public Kernel {
       MatmulShape s;
       if (matmul_shape(ad, bd, &s).empty()) {
         const graph::TensorData* bc = init.constant(1);
-        cache_.put_static(ad, bd, 0, build(s, dnnl_util::const_f32(bc), bias_, sum_, act_, init.packs()));
+        if (!build_packed(s, ad, dnnl_util::const_f32(bc), init.packs()))
+          cache_.put_static(ad, bd, 0, build(s, dnnl_util::const_f32(bc), bias_, sum_, act_, init.packs()));
       }
     }
 #endif
@@ -156,6 +159,7 @@ class MatMulKernel final : public Kernel {
     Tensor* y = &ctx.output(0);
     if (!y->data || y->dims != s.out) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, s.out, &y));
     if (y->elements() == 0) return Status::Ok();
+    if (packed_b_ && a.dtype == DType::kFloat32 && a.dims == packed_a_dims_) return run_packed(ctx, s, a, y);
     if (bias_ || sum_ || !act_.op.empty()) return run_fused(ctx, s, a, b, y);
 #if OPENACL_HAVE_DNNL
     if (a.dtype == DType::kFloat32) {
@@ -213,6 +217,55 @@ class MatMulKernel final : public Kernel {
   }
   dnnl_util::ShapeCache<MatmulEntry> cache_;
 #endif
+
+  // A constant 2-D B on an AVX2 machine without AVX-512: packed once for
+  // sgemm_packed (from atc's blob when the .om has one). False when that GEMM
+  // does not apply here (oneDNN's matmul is built instead).
+  bool build_packed(const MatmulShape& s, const std::vector<int64_t>& a_dims, const float* b, PackCache* packs) {
+    static const char* const kActs[] = {"", "Relu", "LeakyRelu", "Clip"};  // cheap enough per block
+    int64_t rows = s.M;
+    for (int64_t d : s.batch) rows *= d;
+    if (!b || !s.b_is_2d || !sgemm_packed::prefer() || !sgemm_packed::fits(rows, s.K, s.N) ||
+        std::find(std::begin(kActs), std::end(kActs), act_.op) == std::end(kActs))
+      return false;
+    const size_t bytes = sgemm_packed::packed_floats(s.K, s.N) * sizeof(float);
+    const std::string recipe = std::string(sgemm_packed::recipe()) + " " + std::to_string(s.K) + "x" +
+                               std::to_string(s.N);
+    std::shared_ptr<const void> blob = packs ? packs->find(b, recipe, bytes) : nullptr;
+    if (!blob) {
+      PageBuffer buf = alloc_pages(bytes);
+      if (!buf) return false;
+      sgemm_packed::pack(b, s.K, s.N, s.N, 1, static_cast<float*>(buf.get()));
+      std::shared_ptr<const void> keep(buf.release(), PageFree());
+      if (packs) packs->record(b, recipe, keep.get(), bytes, keep);
+      blob = std::move(keep);
+    }
+    packed_b_ = std::move(blob);
+    packed_a_dims_ = a_dims;
+    return true;
+  }
+
+  Status run_packed(KernelContext& ctx, const MatmulShape& s, const Tensor& a, Tensor* y) const {
+    const float* bias = nullptr;
+    const float* res = nullptr;
+    if (bias_) {
+      const Tensor& t = ctx.input(2);
+      if (t.dtype != DType::kFloat32 || t.elements() != s.N) return ctx.fail("the fused bias must be %lld float32 values",
+                                                                             static_cast<long long>(s.N));
+      bias = t.as<float>();
+    }
+    if (sum_) {
+      const Tensor& t = ctx.input(3);
+      if (t.dtype != DType::kFloat32 || t.dims != y->dims) return ctx.fail("the fused residual must match the output");
+      res = t.as<float>();
+    }
+    const int64_t rows = y->elements() / s.N;
+    sgemm_packed::run(rows, s.N, s.K, a.as<float>(), s.K, static_cast<const float*>(packed_b_.get()), bias, res,
+                      y->as<float>(), &act_);
+    return Status::Ok();
+  }
+  std::shared_ptr<const void> packed_b_;
+  std::vector<int64_t> packed_a_dims_;
 
   // y = act(a x b + bias + residual) for a MatMul with a fused epilogue
   // (float32 only: the pass fuses nothing else). The residual may be y's own
