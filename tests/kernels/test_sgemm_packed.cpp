@@ -1,7 +1,7 @@
 // The packed-B AVX2 GEMM (kernels/cpu/sgemm_packed.h) against a double
 // reference: row counts around its 6-row tiles and 192-row blocks, K around
 // its 256-row blocks, N over several 128-column tasks, with and without the
-// bias, the residual (also in place) and an activation. Then MatMul with a
+// bias, the residual (also in place) and an activation (Gelu's own code too). Then MatMul with a
 // constant B and a fused epilogue, which takes that GEMM on AVX2 machines
 // without AVX-512 and oneDNN's elsewhere: the same results either way.
 #include <cmath>
@@ -36,6 +36,7 @@ std::vector<double> reference(int64_t M, int64_t K, int64_t N, const std::vector
       for (int64_t k = 0; k < K; ++k) s += double(a[m * K + k]) * b[k * sk + n * sn];
       if (act == "Relu") s = s > 0 ? s : 0;
       if (act == "Clip") s = std::min(std::max(s, -0.5), 0.5);
+      if (act == "Gelu") s = 0.5 * s * (1 + std::erf(s / std::sqrt(2.0)));
       c[m * N + n] = s;
     }
   return c;
@@ -82,8 +83,35 @@ TEST(SgemmPacked, MatchesReference) {
       c = res;
       sp::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), nullptr, c.data(), c.data(), &clip);
       expect_near(c, reference(t.M, t.K, t.N, a, b, t.N, 1, nullptr, res.data(), "Clip"), what + " res in place+Clip");
+      // Gelu (on 8 lanes, the tail of each row by std::erf)
+      kernels::cpu::Activation gelu{"Gelu", 0.f, 0.f};
+      sp::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), nullptr, c.data(), &gelu);
+      expect_near(c, reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), nullptr, "Gelu"), what + " bias+Gelu");
     }
   }
+}
+
+// The Gelu over its whole range, against double precision: within 2e-7 of
+// max(1, |x|) everywhere; where Gelu is tiny (x in (-8, -3), |Gelu| < 4e-3)
+// the approximation's absolute bound leaves up to about 1% relative error.
+TEST(SgemmPacked, GeluAccuracy) {
+  if (!sp::supported()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
+  const int64_t K = 1, N = 16, M = 200;
+  std::vector<float> a(M), b(N), packed(sp::packed_floats(K, N)), c(M * N);
+  for (int64_t m = 0; m < M; ++m) a[m] = -12.f + 0.12f * m;  // -12 .. 11.88
+  for (int64_t n = 0; n < N; ++n) b[n] = 1.f + 0.01f * n;
+  sp::pack(b.data(), K, N, N, 1, packed.data());
+  kernels::cpu::Activation gelu{"Gelu", 0.f, 0.f};
+  sp::run(M, N, K, a.data(), K, packed.data(), nullptr, nullptr, c.data(), &gelu);
+  double worst = 0, rel = 0;
+  for (int64_t i = 0; i < M * N; ++i) {
+    const double x = double(a[i / N]) * b[i % N];
+    const double want = 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+    worst = std::max(worst, std::fabs(c[i] - want) / std::max(1.0, std::fabs(x)));
+    if (x < -3 && x > -8) rel = std::max(rel, std::fabs(c[i] - want) / std::fabs(want));
+  }
+  EXPECT_LT(worst, 2e-7);
+  EXPECT_LT(rel, 2e-2) << "relative error where x in (-8, -3)";
 }
 
 TEST(SgemmPacked, Fits) {

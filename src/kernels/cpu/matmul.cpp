@@ -222,7 +222,7 @@ class MatMulKernel final : public Kernel {
   // sgemm_packed (from atc's blob when the .om has one). False when that GEMM
   // does not apply here (oneDNN's matmul is built instead).
   bool build_packed(const MatmulShape& s, const std::vector<int64_t>& a_dims, const float* b, PackCache* packs) {
-    static const char* const kActs[] = {"", "Relu", "LeakyRelu", "Clip"};  // cheap enough per block
+    static const char* const kActs[] = {"", "Relu", "LeakyRelu", "Clip", "Gelu"};  // cheap per block
     int64_t rows = s.M;
     for (int64_t d : s.batch) rows *= d;
     if (!b || !s.b_is_2d || !sgemm_packed::prefer() || !sgemm_packed::fits(rows, s.K, s.N) ||

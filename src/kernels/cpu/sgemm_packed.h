@@ -54,7 +54,10 @@ const char* recipe();
 
 // C = act(A x B + bias + res); A row-major with `lda`, C and res with N.
 // bias (N values) and res may be nullptr; res may be C itself; act nullptr or
-// empty for none. Runs on the compute threads (parallel_for).
+// empty for none. Gelu (erf form) is computed on 8 lanes here, to within
+// 2e-7 of 0.5 x (1 + erf(x / sqrt 2)) relative to max(1, |x|) (up to 1%
+// relative where x < -3 and Gelu is below 4e-3 in size); the others by
+// Activation::apply_range. Runs on the compute threads (parallel_for).
 void run(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* packed_b, const float* bias,
          const float* res, float* c, const Activation* act);
 
