@@ -245,20 +245,27 @@ class MatMulKernel final : public Kernel {
     return true;
   }
 
-  Status run_packed(KernelContext& ctx, const MatmulShape& s, const Tensor& a, Tensor* y) const {
-    const float* bias = nullptr;
-    const float* res = nullptr;
+  // The fused bias (input 2) and residual (input 3), checked; nullptr when absent.
+  Status epilogue_inputs(KernelContext& ctx, const MatmulShape& s, const Tensor& y, const float** bias,
+                         const float** res) const {
     if (bias_) {
       const Tensor& t = ctx.input(2);
       if (t.dtype != DType::kFloat32 || t.elements() != s.N) return ctx.fail("the fused bias must be %lld float32 values",
                                                                              static_cast<long long>(s.N));
-      bias = t.as<float>();
+      *bias = t.as<float>();
     }
     if (sum_) {
       const Tensor& t = ctx.input(3);
-      if (t.dtype != DType::kFloat32 || t.dims != y->dims) return ctx.fail("the fused residual must match the output");
-      res = t.as<float>();
+      if (t.dtype != DType::kFloat32 || t.dims != y.dims) return ctx.fail("the fused residual must match the output");
+      *res = t.as<float>();
     }
+    return Status::Ok();
+  }
+
+  Status run_packed(KernelContext& ctx, const MatmulShape& s, const Tensor& a, Tensor* y) const {
+    const float* bias = nullptr;
+    const float* res = nullptr;
+    OPENACL_RETURN_IF_ERROR(epilogue_inputs(ctx, s, *y, &bias, &res));
     const int64_t rows = y->elements() / s.N;
     sgemm_packed::run(rows, s.N, s.K, a.as<float>(), s.K, static_cast<const float*>(packed_b_.get()), bias, res,
                       y->as<float>(), &act_);
@@ -274,17 +281,7 @@ class MatMulKernel final : public Kernel {
     if (a.dtype != DType::kFloat32) return ctx.fail("a fused MatMul epilogue needs float32 (internal error)");
     const float* bias = nullptr;
     const float* res = nullptr;
-    if (bias_) {
-      const Tensor& t = ctx.input(2);
-      if (t.dtype != DType::kFloat32 || t.elements() != s.N) return ctx.fail("the fused bias must be %lld float32 values",
-                                                                             static_cast<long long>(s.N));
-      bias = t.as<float>();
-    }
-    if (sum_) {
-      const Tensor& t = ctx.input(3);
-      if (t.dtype != DType::kFloat32 || t.dims != y->dims) return ctx.fail("the fused residual must match the output");
-      res = t.as<float>();
-    }
+    OPENACL_RETURN_IF_ERROR(epilogue_inputs(ctx, s, *y, &bias, &res));
     float* yp = y->as<float>();
     const int64_t n = y->elements(), rows = n / std::max<int64_t>(1, s.N);
 #if OPENACL_HAVE_DNNL
