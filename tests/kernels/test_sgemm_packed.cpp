@@ -72,7 +72,7 @@ TEST(SgemmPacked, MatchesReference) {
                                (transposed ? " (B transposed)" : "");
       // plain
       std::vector<float> c(t.M * t.N, 42.f);
-      sp::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), nullptr, nullptr, c.data(), nullptr);
+      ASSERT_TRUE(sp::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), nullptr, nullptr, c.data(), nullptr));
       expect_near(c, reference(t.M, t.K, t.N, a, b, t.N, 1, nullptr, nullptr, ""), what);
       // bias + residual + Relu
       kernels::cpu::Activation relu{"Relu", 0.f, 0.f};
@@ -114,12 +114,19 @@ TEST(SgemmPacked, GeluAccuracy) {
   EXPECT_LT(rel, 2e-2) << "relative error where x in (-8, -3)";
 }
 
-TEST(SgemmPacked, Fits) {
+TEST(SgemmPacked, FitsAndRefusals) {
   EXPECT_TRUE(sp::fits(1, 1, 16));
   EXPECT_FALSE(sp::fits(1, 1, 24));  // N not a multiple of 16
   EXPECT_FALSE(sp::fits(sp::kMaxRows + 1, 8, 16));
   EXPECT_FALSE(sp::fits(0, 8, 16));
   EXPECT_FALSE(sp::fits(4, 0, 16));
+  // run() refuses what does not fit (or a CPU without AVX2 + FMA) and leaves C alone.
+  std::vector<float> a(64 * 8, 1.f), packed(8 * 32, 1.f), c(64 * 32, 7.f);
+  EXPECT_FALSE(sp::run(2, 24, 8, a.data(), 8, packed.data(), nullptr, nullptr, c.data(), nullptr));
+  EXPECT_FALSE(sp::run(sp::kMaxRows + 1, 16, 8, a.data(), 8, packed.data(), nullptr, nullptr, c.data(), nullptr));
+  EXPECT_FALSE(sp::run(2, 16, 0, a.data(), 8, packed.data(), nullptr, nullptr, c.data(), nullptr));
+  for (float v : c) ASSERT_EQ(v, 7.f);
+  EXPECT_EQ(sp::run(2, 16, 8, a.data(), 8, packed.data(), nullptr, nullptr, c.data(), nullptr), sp::supported());
 }
 
 // MatMul, constant B, the epilogue the graph pass fuses (bias, residual,

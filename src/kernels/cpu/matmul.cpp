@@ -267,8 +267,10 @@ class MatMulKernel final : public Kernel {
     const float* res = nullptr;
     OPENACL_RETURN_IF_ERROR(epilogue_inputs(ctx, s, *y, &bias, &res));
     const int64_t rows = y->elements() / s.N;
-    sgemm_packed::run(rows, s.N, s.K, a.as<float>(), s.K, static_cast<const float*>(packed_b_.get()), bias, res,
-                      y->as<float>(), &act_);
+    if (!sgemm_packed::run(rows, s.N, s.K, a.as<float>(), s.K, static_cast<const float*>(packed_b_.get()), bias, res,
+                           y->as<float>(), &act_))
+      return ctx.fail("packed GEMM of %lld x %lld x %lld not runnable here (internal error)",
+                      static_cast<long long>(rows), static_cast<long long>(s.K), static_cast<long long>(s.N));
     return Status::Ok();
   }
   std::shared_ptr<const void> packed_b_;

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <tuple>
 
 #include "kernels/cpu/cpu_common.h"
 #include "kernels/cpu/fused_activation.h"
@@ -109,15 +108,12 @@ OPENACL_AVX2_FMA void block(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int6
       const float* panel = packed_b + k0 * N + (n / kNr) * kb * kNr;
       const float* bn = bias ? bias + n : nullptr;
       int64_t m = m0;
-      auto at = [&](int64_t row) {
-        return std::make_tuple(a + row * lda + k0, c + row * N + n, res ? res + row * N + n : nullptr);
-      };
-      for (; m + 6 <= m1; m += 6) {
-        auto [ap, cp, ip] = at(m);
-        tile<6>(kb, ap, lda, panel, cp, N, first, ip, N, bn);
-      }
-      auto [ap, cp, ip] = at(m);
-      switch (m1 - m) {
+      for (; m + 6 <= m1; m += 6)
+        tile<6>(kb, a + m * lda + k0, lda, panel, c + m * N + n, N, first, res ? res + m * N + n : nullptr, N, bn);
+      const float* ap = a + m * lda + k0;
+      float* cp = c + m * N + n;
+      const float* ip = res ? res + m * N + n : nullptr;
+      switch (m1 - m) {  // the last rows of the block
         case 5: tile<5>(kb, ap, lda, panel, cp, N, first, ip, N, bn); break;
         case 4: tile<4>(kb, ap, lda, panel, cp, N, first, ip, N, bn); break;
         case 3: tile<3>(kb, ap, lda, panel, cp, N, first, ip, N, bn); break;
@@ -176,8 +172,9 @@ OPENACL_AVX2_FMA void gelu(float* y, int64_t n) {
 }  // namespace
 #endif
 
-void run(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* packed_b, const float* bias,
+bool run(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* packed_b, const float* bias,
          const float* res, float* c, const Activation* act) {
+  if (!supported() || !fits(M, K, N)) return false;
 #if OPENACL_SGEMM_X86
   const int64_t mt = (M + kMc - 1) / kMc, nt = (N + kNc - 1) / kNc;
   const bool with_act = act && !act->op.empty();
@@ -193,8 +190,10 @@ void run(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const flo
         for (int64_t m = m0; m < m1; ++m) act->apply_range(c + m * N, n0, n1);
     }
   });
+  return true;
 #else
-  (void)M, (void)N, (void)K, (void)a, (void)lda, (void)packed_b, (void)bias, (void)res, (void)c, (void)act;
+  (void)a, (void)lda, (void)packed_b, (void)bias, (void)res, (void)c, (void)act;
+  return false;
 #endif
 }
 

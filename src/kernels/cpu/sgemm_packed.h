@@ -58,7 +58,8 @@ const char* recipe();
 // 2e-7 of 0.5 x (1 + erf(x / sqrt 2)) relative to max(1, |x|) (up to 1%
 // relative where x < -3 and Gelu is below 4e-3 in size); the others by
 // Activation::apply_range. Runs on the compute threads (parallel_for).
-void run(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* packed_b, const float* bias,
+// Returns false, touching nothing, where !supported() or !fits(M, K, N).
+bool run(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* packed_b, const float* bias,
          const float* res, float* c, const Activation* act);
 
 }  // namespace openacl::kernels::cpu::sgemm_packed
