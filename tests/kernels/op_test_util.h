@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,15 @@ namespace openacl::testing {
 
 using graph::DType;
 using Data = std::shared_ptr<graph::TensorData>;
+
+// n floats uniform in [-1, 1), the same for the same seed.
+inline std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
 
 template <class T>
 constexpr DType dtype_of() {

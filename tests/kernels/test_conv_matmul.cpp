@@ -19,14 +19,6 @@ namespace {
 
 using kernels::cpu::WindowGeom;
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
 int64_t count(const std::vector<int64_t>& d) {
   int64_t n = 1;
   for (int64_t x : d) n *= x;

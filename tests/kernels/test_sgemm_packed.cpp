@@ -17,14 +17,6 @@ namespace {
 
 namespace sp = kernels::cpu::sgemm_packed;
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(rng);
-  return v;
-}
-
 // act(a x b + bias + res), b given as b[k * sk + n * sn].
 std::vector<double> reference(int64_t M, int64_t K, int64_t N, const std::vector<float>& a, const std::vector<float>& b,
                               int64_t sk, int64_t sn, const float* bias, const float* res, const std::string& act) {
