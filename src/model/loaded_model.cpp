@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <future>
+#include <thread>
 
 #include "base/log.h"
 #include "base/page_alloc.h"
@@ -22,6 +24,9 @@ using graph::DType;
 using graph::Shape;
 
 constexpr size_t kAlign = 64;
+// Weights checksummed on a helper thread during the build from this size up
+// (below it a thread costs more than it saves).
+constexpr size_t kAsyncVerifyBytes = size_t{1} << 20;
 
 std::vector<int64_t> dims_of(const graph::TensorType& t) {
   std::vector<int64_t> d;
@@ -412,7 +417,21 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
     om = copy;
   }
   OmView view;
-  OPENACL_RETURN_IF_ERROR(open_om(om, om_size, &view, options.file_mapped && !converted));
+  OPENACL_RETURN_IF_ERROR(open_om(om, om_size, &view, options.file_mapped && !converted, /*defer_weights=*/true));
+  // The checksums of the weights (nearly all of a large file's bytes, and
+  // most of a small model's load after the kernels) run on a helper thread
+  // while the graph is decoded and the kernels built; the load succeeds only
+  // once they match. Reading the weights concurrently is safe: both sides
+  // only read (dropped pages fault back from the file). The future's
+  // destructor waits for the thread on every early return, before `keep`
+  // (declared earlier) lets the bytes go.
+  std::future<Status> verified;
+  size_t deferred_bytes = 0;
+  for (const SectionCheck& c : view.deferred) deferred_bytes += c.size;
+  if (deferred_bytes >= kAsyncVerifyBytes && std::thread::hardware_concurrency() > 1)
+    verified = std::async(std::launch::async, [checks = view.deferred] { return verify_sections(checks); });
+  else
+    OPENACL_RETURN_IF_ERROR(verify_sections(view.deferred));
 
   // Weights: the caller's memory, or the bytes in place (mapped file, our copy of lent bytes, a conversion).
   const uint8_t* weights = view.weights;
@@ -498,6 +517,7 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
                                : std::make_unique<Executor>(p->model);
     OPENACL_RETURN_IF_ERROR(p->primary->executor->prepare());
   }
+  if (verified.valid()) OPENACL_RETURN_IF_ERROR(verified.get());
   *out = std::move(m);
   return Status::Ok();
 }

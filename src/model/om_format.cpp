@@ -515,7 +515,17 @@ Status write_om_file(const OmModel& model, const std::string& path) {
   return Status::Ok();
 }
 
-Status open_om(const void* data, size_t size, OmView* out, bool mapped_file) {
+Status verify_sections(const std::vector<SectionCheck>& checks) {
+  for (const SectionCheck& c : checks) {
+    const uint32_t got = section_crc(c.p, c.size, c.drop);
+    if (got != c.want)
+      return container_error("%s section checksum mismatch (stored 0x%08x, computed 0x%08x): the file is corrupted",
+                             c.name, c.want, got);
+  }
+  return Status::Ok();
+}
+
+Status open_om(const void* data, size_t size, OmView* out, bool mapped_file, bool defer_weights) {
   if (!data && size) return Errorf(code::kInvalidParam, "open_om: data is null");
   const auto* p = static_cast<const uint8_t*>(data);
   if (size < sizeof kMagic || std::memcmp(p, kMagic, sizeof kMagic) != 0) {
@@ -558,6 +568,7 @@ Status open_om(const void* data, size_t size, OmView* out, bool mapped_file) {
     bool seen = false;
   } secs[kMaxSections + 1];
   std::vector<std::pair<size_t, size_t>> ranges;
+  std::vector<SectionCheck> deferred;
   const uint32_t last_kind = version >= 2 ? kSecPacked : kSecWeights;
   bool has_packed = false;
   for (size_t i = 0; i < count; ++i) has_packed = has_packed || get_u32(p + kHeaderBytes + i * kEntryBytes) == kSecPacked;
@@ -578,11 +589,10 @@ Status open_om(const void* data, size_t size, OmView* out, bool mapped_file) {
                              static_cast<unsigned long long>(off), kWeightsAlign);
     s = {p + off, static_cast<size_t>(off), static_cast<size_t>(len), true};
     ranges.emplace_back(s.off, s.size);
-    const uint32_t want = get_u32(e + 24),
-                   got = section_crc(s.p, s.size, mapped_file && has_packed && kind == kSecWeights);
-    if (want != got)
-      return container_error("%s section checksum mismatch (stored 0x%08x, computed 0x%08x): the file is corrupted",
-                             section_name(kind), want, got);
+    const SectionCheck check{section_name(kind), s.p, s.size, get_u32(e + 24),
+                             mapped_file && has_packed && kind == kSecWeights};
+    if (defer_weights && (kind == kSecWeights || kind == kSecPacked)) deferred.push_back(check);
+    else OPENACL_RETURN_IF_ERROR(verify_sections({check}));
   }
   for (uint32_t k = kSecMeta; k <= kSecWeights; ++k)
     if (!secs[k].seen) return container_error("section %s is missing", section_name(k));
@@ -601,6 +611,7 @@ Status open_om(const void* data, size_t size, OmView* out, bool mapped_file) {
     OPENACL_RETURN_IF_ERROR(parse_packed(secs[kSecPacked].p, secs[kSecPacked].size, v.weight_bytes, &v.packed));
     v.packed_bytes = secs[kSecPacked].size;
   }
+  v.deferred = std::move(deferred);
   *out = std::move(v);
   return Status::Ok();
 }

@@ -131,6 +131,15 @@ struct OmModel {
 Status write_om(const OmModel& model, std::string* bytes);
 Status write_om_file(const OmModel& model, const std::string& path);
 
+// A section checksum open_om left to the caller (defer_weights).
+struct SectionCheck {
+  const char* name = "";
+  const uint8_t* p = nullptr;
+  size_t size = 0;
+  uint32_t want = 0;
+  bool drop = false;  // release the pages once checksummed (open_om's mapped_file rule)
+};
+
 // The parts of a validated .om, before the graph is decoded.
 struct OmView {
   OmMeta meta;
@@ -142,6 +151,8 @@ struct OmView {
   // in the section with their sources inside WEIGHTS.
   std::vector<kernels::PackedBlob> packed;
   size_t packed_bytes = 0;  // the section's size
+  // WEIGHTS' and PACKED's checksums when open_om was asked to defer them.
+  std::vector<SectionCheck> deferred;
 };
 
 // Checks header, section table, sizes and checksums, and parses META.
@@ -150,7 +161,15 @@ struct OmView {
 // WEIGHTS' pages are dropped (MADV_DONTNEED) as they are checksummed, so the
 // check does not hold both in memory at once; a later read faults them back
 // from the file. Never set it for other memory.
-Status open_om(const void* data, size_t size, OmView* out, bool mapped_file = false);
+// defer_weights: WEIGHTS' and PACKED's checksums (nearly all of the bytes)
+// are not computed but left in out->deferred, for the caller to run with
+// verify_sections() while it builds, before it uses the model; everything
+// else, PACKED's table included, is checked here as always.
+Status open_om(const void* data, size_t size, OmView* out, bool mapped_file = false, bool defer_weights = false);
+
+// Runs checksums open_om deferred; the first mismatch is the error open_om
+// would have returned.
+Status verify_sections(const std::vector<SectionCheck>& checks);
 
 // Decodes the GRAPH section of `view` into a new graph. Constants point into
 // `weights` (view.weight_bytes bytes, e.g. the file's own WEIGHTS section or a

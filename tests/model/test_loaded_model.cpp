@@ -671,6 +671,64 @@ TEST(LoadedModel, PackedWeightsFromTheOmAreUsedWhereTheyLie) {
   std::remove(path.c_str());
 }
 
+// y = x + c with a constant of n floats (n * 4 bytes of WEIGHTS).
+std::string add_constant_om(int64_t n) {
+  auto g = std::make_shared<Graph>();
+  g->name = "add_constant";
+  g->opsets()[""] = 17;
+  auto* x = g->add_value("x", TensorType{DType::kFloat32, Shape{Dim(n)}});
+  x->is_graph_input = true;
+  g->inputs().push_back(x);
+  std::vector<float> c(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) c[static_cast<size_t>(i)] = 0.5f * static_cast<float>(i % 7);
+  auto* cv = g->add_value("c", TensorType{DType::kFloat32, Shape{Dim(n)}});
+  cv->constant = graph::TensorData::copy_of(DType::kFloat32, {n}, c.data(), c.size() * 4);
+  auto* y = g->add_value("y");
+  g->add_node("add", "Add", {x, cv}, {y}, "", 17);
+  y->is_graph_output = true;
+  g->outputs().push_back(y);
+  OmModel om;
+  om.graph = g;
+  std::string bytes;
+  EXPECT_TRUE(write_om(om, &bytes).ok());
+  return bytes;
+}
+
+// A flipped bit in the weights fails the load, whether their checksum runs
+// while the kernels are built (a large WEIGHTS section, on a helper thread)
+// or before (a small one), from memory and from a mapped file; the intact
+// file loads and runs.
+TEST(LoadedModel, CorruptedWeightsFailTheLoad) {
+  for (int64_t n : {int64_t{16}, int64_t{1} << 19}) {  // 64 B and 2 MiB of weights
+    const std::string good = add_constant_om(n);
+    OmView view;
+    ASSERT_TRUE(open_om(good.data(), good.size(), &view).ok());
+    const size_t weights_at = static_cast<size_t>(view.weights - reinterpret_cast<const uint8_t*>(good.data()));
+    std::string bad_bytes = good;
+    bad_bytes[weights_at + view.weight_bytes / 2] ^= 0x08;
+    const std::string path = ::testing::TempDir() + "/openacl_corrupted_weights.om";
+    const std::string* const bad = &bad_bytes;
+    for (const std::string* bytes : {&good, bad}) {
+      ASSERT_TRUE(write_file(path, *bytes));
+      std::shared_ptr<LoadedModel> from_mem, from_file;
+      const Status sm = LoadedModel::load(bytes->data(), bytes->size(), nullptr, {}, &from_mem);
+      const Status sf = LoadedModel::load_file(path, {}, &from_file);
+      std::remove(path.c_str());
+      if (bytes == &good) {
+        ASSERT_TRUE(sm.ok()) << sm.message();
+        ASSERT_TRUE(sf.ok()) << sf.message();
+        continue;
+      }
+      for (const Status* st : {&sm, &sf}) {
+        EXPECT_EQ(st->code(), code::kDeserializeModel) << n << ": " << st->message();
+        EXPECT_NE(st->message().find("WEIGHTS section checksum"), std::string::npos) << st->message();
+      }
+      EXPECT_EQ(from_mem, nullptr);
+      EXPECT_EQ(from_file, nullptr);
+    }
+  }
+}
+
 // A blob whose recipe this machine does not use (another CPU, another
 // oneDNN, an older transform) is left alone: the kernel packs its own.
 TEST(LoadedModel, PackedBlobOfAnotherRecipeIsIgnored) {

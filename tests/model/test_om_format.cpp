@@ -748,6 +748,31 @@ TEST(OmReader, CorruptedByteInEverySectionIsAChecksumError) {
   }
 }
 
+// defer_weights: WEIGHTS' and PACKED's checksums are left to verify_sections
+// (which finds a bad byte in either); META's and GRAPH's are still checked.
+TEST(OmReader, DeferredWeightChecksums) {
+  const std::string packed = packed_sample_bytes();
+  const auto secs = sections(packed);
+  ASSERT_EQ(secs.size(), 4u);
+  OmView view;
+  ASSERT_TRUE(open_om(packed.data(), packed.size(), &view, false, true).ok());
+  ASSERT_EQ(view.deferred.size(), 2u);
+  EXPECT_TRUE(verify_sections(view.deferred).ok());
+  const char* names[] = {"", "META", "GRAPH", "WEIGHTS", "PACKED"};
+  for (const Section& s : secs) {
+    std::string b = packed;
+    b[s.offset + s.size / 2] = static_cast<char>(b[s.offset + s.size / 2] ^ 0x10);
+    const std::string want = std::string(names[s.kind]) + " section checksum";
+    Status st = open_om(b.data(), b.size(), &view, false, true);
+    if (s.kind == 3 || s.kind == 4) {
+      ASSERT_TRUE(st.ok()) << st.message();
+      st = verify_sections(view.deferred);
+    }
+    EXPECT_EQ(st.code(), code::kDeserializeModel) << want;
+    EXPECT_NE(st.message().find(want), std::string::npos) << st.message();
+  }
+}
+
 TEST(OmReader, TruncatedAtAnyLengthFails) {
   const std::string good = sample_bytes();
   OmView view;
