@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <future>
+#include <system_error>
 #include <thread>
 
 #include "base/log.h"
@@ -428,10 +429,13 @@ Status LoadedModel::load(const void* data, size_t size, std::shared_ptr<const vo
   std::future<Status> verified;
   size_t deferred_bytes = 0;
   for (const SectionCheck& c : view.deferred) deferred_bytes += c.size;
-  if (deferred_bytes >= kAsyncVerifyBytes && std::thread::hardware_concurrency() > 1)
-    verified = std::async(std::launch::async, [checks = view.deferred] { return verify_sections(checks); });
-  else
-    OPENACL_RETURN_IF_ERROR(verify_sections(view.deferred));
+  if (deferred_bytes >= kAsyncVerifyBytes && std::thread::hardware_concurrency() > 1) {
+    try {
+      verified = std::async(std::launch::async, [checks = view.deferred] { return verify_sections(checks); });
+    } catch (const std::system_error&) {  // no thread to be had: check them here
+    }
+  }
+  if (!verified.valid()) OPENACL_RETURN_IF_ERROR(verify_sections(view.deferred));
 
   // Weights: the caller's memory, or the bytes in place (mapped file, our copy of lent bytes, a conversion).
   const uint8_t* weights = view.weights;

@@ -591,7 +591,11 @@ Status open_om(const void* data, size_t size, OmView* out, bool mapped_file, boo
     ranges.emplace_back(s.off, s.size);
     const SectionCheck check{section_name(kind), s.p, s.size, get_u32(e + 24),
                              mapped_file && has_packed && kind == kSecWeights};
-    if (defer_weights && (kind == kSecWeights || kind == kSecPacked)) deferred.push_back(check);
+    // A mapped file without PACKED checks WEIGHTS here: its kernels pack
+    // from those pages and the build then releases them, which a checksum
+    // still reading them would undo (they would stay resident).
+    const bool defer = defer_weights && (kind == kSecPacked || (kind == kSecWeights && (!mapped_file || has_packed)));
+    if (defer) deferred.push_back(check);
     else OPENACL_RETURN_IF_ERROR(verify_sections({check}));
   }
   for (uint32_t k = kSecMeta; k <= kSecWeights; ++k)

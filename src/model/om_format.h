@@ -164,7 +164,9 @@ struct OmView {
 // defer_weights: WEIGHTS' and PACKED's checksums (nearly all of the bytes)
 // are not computed but left in out->deferred, for the caller to run with
 // verify_sections() while it builds, before it uses the model; everything
-// else, PACKED's table included, is checked here as always.
+// else, PACKED's table included, is checked here as always. Exception: a
+// mapped file without PACKED has WEIGHTS checked here (the build releases
+// those pages after packing from them; a concurrent read would keep them).
 Status open_om(const void* data, size_t size, OmView* out, bool mapped_file = false, bool defer_weights = false);
 
 // Runs checksums open_om deferred; the first mismatch is the error open_om

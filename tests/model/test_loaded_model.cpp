@@ -695,9 +695,9 @@ std::string add_constant_om(int64_t n) {
 }
 
 // A flipped bit in the weights fails the load, whether their checksum runs
-// while the kernels are built (a large WEIGHTS section, on a helper thread)
-// or before (a small one), from memory and from a mapped file; the intact
-// file loads and runs.
+// while the kernels are built (2 MiB loaded from memory: on a helper
+// thread) or before them (64 bytes; or a mapped file without PACKED, whose
+// WEIGHTS are always checked first); the intact bytes load.
 TEST(LoadedModel, CorruptedWeightsFailTheLoad) {
   for (int64_t n : {int64_t{16}, int64_t{1} << 19}) {  // 64 B and 2 MiB of weights
     const std::string good = add_constant_om(n);
