@@ -544,4 +544,77 @@ Status fuse_matmul_epilogue(Graph& g, size_t* rewrites) {
   return Status::Ok();
 }
 
+namespace {
+
+bool ints_are(const Node& n, const char* name, int64_t v, size_t count) {
+  const std::optional<std::vector<int64_t>> a = n.attrs.get_ints(name);
+  if (!a) return true;  // the default (1 for strides and dilations, 0 for pads)
+  if (a->size() != count) return false;
+  return std::all_of(a->begin(), a->end(), [&](int64_t x) { return x == v; });
+}
+
+// A plain 2-D float32 Conv: constant W of rank 4, optional constant B, no
+// fused residual or depthwise, explicit (or no) padding.
+bool plain_conv2d(const Node& n) {
+  if (n.op_type != "Conv" || !n.domain.empty() || n.inputs.size() < 2 || n.inputs.size() > 3 || !n.output(0) ||
+      n.attrs.has(kFusedSumAttr) || n.attrs.has(kFusedDwStrideAttr))
+    return false;
+  const std::string pad = n.attrs.get_string("auto_pad", "NOTSET");
+  if (pad != "NOTSET" && pad != "") return false;
+  const Value* w = n.input(1);
+  const Value* b = n.input(2);
+  const Value* x = n.input(0);
+  return x && x->type.dtype == DType::kFloat32 && x->type.shape && x->type.shape->size() == 4 &&
+         fully_known(*x->type.shape) && is_f32_const(w) && w->constant->dims.size() == 4 && (!b || is_f32_const(b)) &&
+         ints_are(n, "dilations", 1, 2);
+}
+
+}  // namespace
+
+Status fuse_conv_depthwise(Graph& g, size_t* rewrites) {
+  *rewrites = 0;
+  std::vector<Node*> convs;
+  for (const auto& n : g.nodes())
+    if (plain_conv2d(*n)) convs.push_back(n.get());
+  std::vector<const Node*> removed;  // depthwise nodes absorbed (some may be in `convs`)
+  for (Node* conv : convs) {
+    if (std::find(removed.begin(), removed.end(), conv) != removed.end()) continue;
+    const std::vector<int64_t>& wd = conv->input(1)->constant->dims;
+    if (wd[2] != 1 || wd[3] != 1 || conv->attrs.get_int("group", 1) != 1 || !ints_are(*conv, "strides", 1, 2) ||
+        !ints_are(*conv, "pads", 0, 4))
+      continue;
+    Value* y = conv->output(0);
+    if (y->is_graph_output || y->consumers.size() != 1 || !y->type.shape || !fully_known(*y->type.shape)) continue;
+    Node* dw = y->consumers[0];
+    if (dw == conv || !plain_conv2d(*dw) || dw->input(0) != y) continue;
+    const Shape& ys = *y->type.shape;
+    const int64_t c = ys[1].value;
+    const std::vector<int64_t>& dd = dw->input(1)->constant->dims;
+    if (dw->attrs.get_int("group", 1) != c || dd != std::vector<int64_t>{c, 1, 3, 3} || !ints_are(*dw, "pads", 1, 4))
+      continue;
+    const std::optional<std::vector<int64_t>> st = dw->attrs.get_ints("strides");
+    const int64_t s = st && st->size() == 2 ? (*st)[0] : 1;
+    if ((st && (st->size() != 2 || (*st)[1] != s)) || (s != 1 && s != 2)) continue;
+    if (c * ys[2].value * ys[3].value * static_cast<int64_t>(sizeof(float)) < kDwFusionMinBytes) continue;
+    // The depthwise node's activation moves to the dw attributes.
+    if (dw->attrs.has(kFusedActivationAttr)) {
+      conv->attrs.set(kFusedDwActivationAttr, *dw->attrs.find(kFusedActivationAttr));
+      conv->attrs.set(kFusedDwAlphaAttr, float_attr(dw->attrs.get_float(kFusedAlphaAttr, 0.f)));
+      conv->attrs.set(kFusedDwBetaAttr, float_attr(dw->attrs.get_float(kFusedBetaAttr, 0.f)));
+    }
+    conv->attrs.set(kFusedDwStrideAttr, int_attr(s));
+    Value* dw_w = dw->input(1);
+    Value* dw_b = dw->input(2);
+    while (conv->inputs.size() < 4) conv->inputs.push_back(nullptr);
+    conv->inputs.push_back(dw_w);
+    if (dw_b) conv->inputs.push_back(dw_b);
+    dw_w->consumers.push_back(conv);
+    if (dw_b) dw_b->consumers.push_back(conv);
+    removed.push_back(dw);
+    take_output(g, conv, dw);
+    ++*rewrites;
+  }
+  return Status::Ok();
+}
+
 }  // namespace openacl::graph

@@ -35,6 +35,25 @@ Status fuse_conv_activation(Graph& g, size_t* rewrites);
 inline constexpr const char* kFusedSumAttr = "__openacl_sum";  // int 1: input 3 is added
 Status fuse_conv_add(Graph& g, size_t* rewrites);
 
+// A 1x1 Conv (group 1, stride 1, no padding, constant W and optional B, no
+// fused residual) whose output is read only by a depthwise 3x3 Conv (group =
+// channels, stride 1 or 2, padding 1 on every side, constant W and optional
+// B, no fused residual) becomes one Conv: inputs X, W, B (may be omitted),
+// an omitted input 3, then the depthwise W and B (B may be omitted); the
+// attributes below carry the depthwise stride and activation, the 1x1's own
+// activation stays where fuse_conv_activation put it. The kernel runs both
+// in one pass over rows (oneDNN's depthwise post-op), so the expanded tensor
+// between them never goes to memory. float32, 4-D, known shapes; only where
+// that tensor is at least kDwFusionMinBytes per image (smaller ones stay in
+// cache anyway, and there the fused kernel measured slower). Run after
+// fuse_conv_activation.
+inline constexpr const char* kFusedDwStrideAttr = "__openacl_dw_stride";             // int 1 or 2
+inline constexpr const char* kFusedDwActivationAttr = "__openacl_dw_activation";     // string: op type
+inline constexpr const char* kFusedDwAlphaAttr = "__openacl_dw_activation_alpha";   // float
+inline constexpr const char* kFusedDwBetaAttr = "__openacl_dw_activation_beta";     // float
+inline constexpr int64_t kDwFusionMinBytes = 1 << 20;
+Status fuse_conv_depthwise(Graph& g, size_t* rewrites);
+
 // GELU written out with Erf, as PyTorch exports it — x * 0.5 * (1 + erf(x /
 // sqrt(2))) in any operand order, the scaling as Div by sqrt(2) or Mul by its
 // inverse — becomes one Gelu node (opset 20, approximate "none"). float32.

@@ -167,6 +167,38 @@ TEST(ShapesNN, ConvErrors) {
   EXPECT_ERROR(infer1(g6, "Conv", {g6.f32({1, 4, 8, 8}), g6.f32({6, 4, 3, 3}), g6.f32({5})}), "bias B float32[5]");
 }
 
+// A 1x1 Conv that absorbed the depthwise after it (graph::fuse_conv_depthwise):
+// the output is the depthwise's; what an .om could carry wrongly is refused.
+TEST(ShapesNN, ConvWithFusedDepthwise) {
+  const Attrs s2 = {{"__openacl_dw_stride", ai(2)}};
+  G g;
+  EXPECT_EQ(infer1(g, "Conv", {g.f32({sym("N"), 16, 113, 112}), g.f32({96, 16, 1, 1}), g.f32({96}), nullptr,
+                               g.f32({96, 1, 3, 3}), g.f32({96})}, s2),
+            "float32[N,96,57,56]");
+  G g1;  // stride 1, no biases
+  EXPECT_EQ(infer1(g1, "Conv", {g1.f32({1, 16, 56, 56}), g1.f32({96, 16, 1, 1}), nullptr, nullptr,
+                                g1.f32({96, 1, 3, 3})}, {{"__openacl_dw_stride", ai(1)}}),
+            "float32[1,96,56,56]");
+  G e1;
+  EXPECT_ERROR(infer1(e1, "Conv", {e1.f32({1, 16, 56, 56}), e1.f32({96, 16, 3, 3}), nullptr, nullptr,
+                                   e1.f32({96, 1, 3, 3})}, s2),
+               "follows a 1x1 Conv only");
+  G e2;
+  EXPECT_ERROR(infer1(e2, "Conv", {e2.f32({1, 16, 56, 56}), e2.f32({96, 16, 1, 1})}, s2), "input 4) are missing");
+  G e3;
+  EXPECT_ERROR(infer1(e3, "Conv", {e3.f32({1, 16, 56, 56}), e3.f32({96, 16, 1, 1}), nullptr, nullptr,
+                                   e3.f32({64, 1, 3, 3})}, s2),
+               "fused depthwise input 4 must be float32 [C, 1, 3, 3]");
+  G e4;
+  EXPECT_ERROR(infer1(e4, "Conv", {e4.f32({1, 16, 56, 56}), e4.f32({96, 16, 1, 1}), nullptr, nullptr,
+                                   e4.f32({96, 1, 3, 3})}, {{"__openacl_dw_stride", ai(3)}}),
+               "stride 3 must be 1 or 2");
+  G e5;
+  EXPECT_ERROR(infer1(e5, "Conv", {e5.f32({1, 16, 56, 56}), e5.f32({96, 16, 1, 1}), nullptr, e5.f32({1, 96, 28, 28}),
+                                   e5.f32({96, 1, 3, 3})}, s2),
+               "takes no residual input");
+}
+
 TEST(ShapesNN, ConvTranspose) {
   G g;
   EXPECT_EQ(infer1(g, "ConvTranspose", {g.f32({1, 16, 14, 14}), g.f32({16, 8, 3, 3})},

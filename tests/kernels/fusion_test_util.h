@@ -56,10 +56,9 @@ struct Result {
   std::shared_ptr<const CompiledModel> model;   // keeps the plan alive for inspection
 };
 
-inline Result compile_and_run(std::shared_ptr<graph::Graph> g, bool fold, const std::vector<kernels::Tensor>& inputs) {
+inline Result compile_and_run(std::shared_ptr<graph::Graph> g, const CompileOptions& opt,
+                              const std::vector<kernels::Tensor>& inputs) {
   Result r;
-  CompileOptions opt;
-  opt.fold_constants = fold;
   std::unique_ptr<CompiledModel> m;
   Status st = CompiledModel::compile(std::move(g), opt, &m);
   EXPECT_TRUE(st.ok()) << st.message();
@@ -74,6 +73,12 @@ inline Result compile_and_run(std::shared_ptr<graph::Graph> g, bool fold, const 
   if (!st.ok()) return r;
   for (const kernels::Tensor& t : out) r.outputs.emplace_back(t.as<float>(), t.as<float>() + t.elements());
   return r;
+}
+
+inline Result compile_and_run(std::shared_ptr<graph::Graph> g, bool fold, const std::vector<kernels::Tensor>& inputs) {
+  CompileOptions opt;
+  opt.fold_constants = fold;
+  return compile_and_run(std::move(g), opt, inputs);
 }
 
 // Every output of `got` equal to `ref`'s within 1e-5 absolute + 1e-5 relative.

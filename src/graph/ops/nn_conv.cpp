@@ -183,7 +183,44 @@ Status conv_transpose_shape(ShapeContext& ctx) {
   return Status::Ok();
 }
 
+// A 1x1 Conv that absorbed the depthwise 3x3 Conv after it
+// (graph::fuse_conv_depthwise): inputs 4 and 5 are the depthwise W [C, 1, 3,
+// 3] and B [C]; the output is the depthwise one (padding 1, the stride
+// attribute's).
+Status fused_depthwise_shape(ShapeContext& ctx) {
+  const int64_t s = ctx.attrs().get_int(kFusedDwStrideAttr, 0);
+  if (s != 1 && s != 2) return ctx.fail("fused depthwise stride %lld must be 1 or 2", ll(s));
+  if (ctx.has_input(3)) return ctx.fail("a Conv with a fused depthwise takes no residual input");
+  if (!ctx.has_input(4)) return ctx.fail("the fused depthwise weights (input 4) are missing");
+  // The first half is a plain 1x1: its output has X's spatial size.
+  const AttributeMap& a = ctx.attrs();
+  auto all_are = [&](const char* name, int64_t v) {
+    const auto x = a.get_ints(name);
+    return !x || std::all_of(x->begin(), x->end(), [&](int64_t e) { return e == v; });
+  };
+  const TensorType& w = ctx.input(1);
+  const bool one_by_one = !w.shape || (w.shape->size() == 4 && (*w.shape)[2] == Dim(1) && (*w.shape)[3] == Dim(1));
+  if (!one_by_one || a.get_int("group", 1) != 1 || !all_are("strides", 1) || !all_are("dilations", 1) ||
+      !all_are("pads", 0) || a.get_string("auto_pad", "NOTSET") != "NOTSET")
+    return ctx.fail("a fused depthwise follows a 1x1 Conv only (group 1, stride 1, no padding)");
+  OPENACL_RETURN_IF_ERROR(conv_like_shape(ctx, ConvOperands{}));
+  TensorType& y = ctx.output(0);
+  if (!y.shape || y.shape->size() != 4) return ctx.fail("a fused depthwise needs a 4-D output");
+  const Dim c = (*y.shape)[1];
+  for (size_t i : {size_t{4}, size_t{5}}) {
+    if (!ctx.has_input(i)) continue;
+    const TensorType& t = ctx.input(i);
+    const Shape want = i == 4 ? Shape{c, Dim(1), Dim(3), Dim(3)} : Shape{c};
+    if (t.dtype != y.dtype || (t.shape && c.known() && !(*t.shape == want)))
+      return ctx.fail("fused depthwise input %zu must be %s [%s]", i, dtype_name(y.dtype), i == 4 ? "C, 1, 3, 3" : "C");
+  }
+  for (size_t a : {size_t{2}, size_t{3}})
+    if ((*y.shape)[a].known()) (*y.shape)[a] = Dim(((*y.shape)[a].value - 1) / s + 1);
+  return Status::Ok();
+}
+
 Status conv_shape(ShapeContext& ctx) {
+  if (ctx.attrs().has(kFusedDwStrideAttr)) return fused_depthwise_shape(ctx);
   // Input 3 exists only on Convs that absorbed a residual Add (graph::fuse_conv_add).
   if (ctx.num_inputs() > 3) {
     if (!ctx.attrs().has(kFusedSumAttr)) return ctx.fail("Conv takes at most 3 inputs (X, W, B)");
@@ -215,7 +252,7 @@ Status deform_conv_shape(ShapeContext& ctx) { return conv_like_shape(ctx, ConvOp
 OPENACL_REGISTER_OP(DeformConv).inputs(3, 5).outputs(1, 1).shape(deform_conv_shape);
 OPENACL_REGISTER_OP(ConvInteger).inputs(2, 4).outputs(1, 1).shape(conv_integer_shape);
 OPENACL_REGISTER_OP(QLinearConv).inputs(8, 9).outputs(1, 1).shape(qlinear_conv_shape);
-OPENACL_REGISTER_OP(Conv).inputs(2, 4).outputs(1, 1).shape(conv_shape);
+OPENACL_REGISTER_OP(Conv).inputs(2, 6).outputs(1, 1).shape(conv_shape);
 OPENACL_REGISTER_OP(ConvTranspose).inputs(2, 3).outputs(1, 1).shape(conv_transpose_shape);
 
 }  // namespace openacl::graph::nn

@@ -1,0 +1,150 @@
+// 1x1 Conv + depthwise 3x3 Conv fusion (graph::fuse_conv_depthwise + the
+// Conv kernel's fused form): the fused graph must give what the unfused one
+// gives — with oneDNN's one-primitive kernel (blocked 8-channel layouts on
+// this machine), and with the chained fallback (plain layouts, 16-channel
+// blocks, an activation oneDNN has no post-op for) — and the pass must
+// leave alone what it cannot take.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "fusion_test_util.h"
+#include "graph/passes.h"
+#include "kernels/cpu/blocked_layout.h"
+
+namespace openacl::model {
+namespace {
+
+using graph::DType;
+using fusion_test::ints;
+
+struct Case {
+  const char* name;
+  int64_t stride = 1;
+  bool biases = true;
+  const char* act1 = "Clip";  // after the 1x1 ("" none)
+  const char* act2 = "Clip";  // after the depthwise ("" none)
+  int64_t n = 1, c = 16, hw = 64, m = 96;  // X [n, c, hw, hw], the 1x1 to m channels
+  std::vector<int64_t> dw_pads = {1, 1, 1, 1};
+  bool mid_is_output = false;  // the 1x1's output also a graph output
+};
+
+graph::Value* activation(graph::Graph& g, const char* op, graph::Value* in, const std::string& name) {
+  if (!*op) return in;
+  graph::Value* out = g.add_value(name);
+  std::vector<graph::Value*> ins = {in};
+  if (std::string(op) == "Clip") {
+    ins.push_back(fusion_test::f32_scalar(g, name + "_lo", 0.f));
+    ins.push_back(fusion_test::f32_scalar(g, name + "_hi", 6.f));
+  }
+  g.add_node(name, op, ins, {out}, "", 14);
+  return out;
+}
+
+// x -> Conv 1x1 (c -> c) -> Conv 1x1 (c -> m) -> act1 -> Conv depthwise 3x3 (stride) -> act2 -> Conv 1x1 (m -> c) -> y
+fusion_test::Result run(const Case& k, bool fold, bool blocked = true) {
+  auto g = std::make_shared<graph::Graph>();
+  g->opsets()[""] = 14;
+  const std::vector<int64_t> xd = {k.n, k.c, k.hw, k.hw};
+  graph::Value* x = fusion_test::input(*g, "x", xd);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.f, 0.4f);
+  auto values = [&](size_t count) {
+    std::vector<float> v(count);
+    for (float& f : v) f = nd(rng);
+    return v;
+  };
+  graph::Value* w1 = fusion_test::f32_constant(*g, "w1", {k.m, k.c, 1, 1}, values(static_cast<size_t>(k.m * k.c)));
+  graph::Value* b1 = k.biases ? fusion_test::f32_constant(*g, "b1", {k.m}, values(static_cast<size_t>(k.m))) : nullptr;
+  graph::Value* w2 = fusion_test::f32_constant(*g, "w2", {k.m, 1, 3, 3}, values(static_cast<size_t>(k.m * 9)));
+  graph::Value* b2 = k.biases ? fusion_test::f32_constant(*g, "b2", {k.m}, values(static_cast<size_t>(k.m))) : nullptr;
+  graph::Value* c1 = g->add_value("c1");
+  // A stem conv first: the fused node's input is then an inner tensor too.
+  graph::Value* w0 = fusion_test::f32_constant(*g, "w0", {k.c, k.c, 1, 1}, values(static_cast<size_t>(k.c * k.c)));
+  graph::Value* x0 = g->add_value("x0");
+  g->add_node("stem", "Conv", {x, w0}, {x0}, "", 13);
+  std::vector<graph::Value*> ins1 = {x0, w1};
+  if (b1) ins1.push_back(b1);
+  g->add_node("pw", "Conv", ins1, {c1}, "", 13);
+  graph::Value* a1 = activation(*g, k.act1, c1, "act1");
+  graph::Value* c2 = g->add_value("c2");
+  std::vector<graph::Value*> ins2 = {a1, w2};
+  if (b2) ins2.push_back(b2);
+  graph::Node* dw = g->add_node("dw", "Conv", ins2, {c2}, "", 13);
+  dw->attrs.set("group", [&] { graph::Attribute a; a.kind = graph::Attribute::Kind::kInt; a.i = k.m; return a; }());
+  dw->attrs.set("pads", ints(k.dw_pads));
+  dw->attrs.set("strides", ints({k.stride, k.stride}));
+  graph::Value* a2 = activation(*g, k.act2, c2, "act2");
+  // A projection back to c channels, as in an inverted residual block: the
+  // depthwise output is then an inner tensor (blocked), not the graph's.
+  graph::Value* w3 = fusion_test::f32_constant(*g, "w3", {k.c, k.m, 1, 1}, values(static_cast<size_t>(k.c * k.m)));
+  graph::Value* y = g->add_value("y");
+  g->add_node("proj", "Conv", {a2, w3}, {y}, "", 13);
+  y->is_graph_output = true;
+  g->outputs().push_back(y);
+  if (k.mid_is_output) {
+    a1->is_graph_output = true;
+    g->outputs().push_back(a1);
+  }
+  std::vector<float> xv(static_cast<size_t>(k.n * k.c * k.hw * k.hw));
+  for (float& v : xv) v = nd(rng) * 2;
+  CompileOptions opt;
+  opt.fold_constants = fold;
+  opt.blocked_layouts = blocked;
+  return fusion_test::compile_and_run(g, opt, {kernels::Tensor{DType::kFloat32, xd, xv.data()}});
+}
+
+size_t activations(const Case& k) { return (*k.act1 ? 1u : 0u) + (*k.act2 ? 1u : 0u); }
+
+TEST(Fusion, PointwiseThenDepthwiseMatchesUnfused) {
+  const std::vector<Case> cases = {
+      {"stride 1, Clip both", 1},
+      {"stride 2, Clip both", 2},
+      {"stride 2, no biases", 2, false},
+      {"stride 1, no activations", 1, true, "", ""},
+      {"stride 2, Relu then nothing", 2, true, "Relu", ""},
+      {"stride 1, HardSigmoid (no oneDNN post-op: chained)", 1, true, "Clip", "HardSigmoid"},
+      {"stride 2, batch 2, odd size", 2, true, "Clip", "Clip", 2, 24, 45, 136},
+  };
+  for (const Case& k : cases) {
+    const fusion_test::Result ref = run(k, false);
+    for (bool blocked : {true, false}) {
+      const fusion_test::Result got = run(k, true, blocked);
+      EXPECT_EQ(ref.fused, 0u);
+      EXPECT_EQ(got.fused, activations(k) + 1) << k.name;  // the activations, then the depthwise
+      EXPECT_EQ(got.nodes, 3u) << k.name;
+      fusion_test::expect_near(ref.outputs, got.outputs, std::string(k.name) + (blocked ? " (blocked)" : " (plain)"));
+    }
+  }
+}
+
+TEST(Fusion, PointwiseThenDepthwiseIn16BlocksMatchesUnfused) {
+  // The layouts an AVX-512 machine chooses (on AVX2, oneDNN has no direct
+  // fused kernel for them: the chained form runs).
+  kernels::cpu::set_channel_block_for_testing(16);
+  const Case k{"stride 2, 16-blocks", 2};
+  const fusion_test::Result ref = run(k, false);
+  const fusion_test::Result got = run(k, true);
+  kernels::cpu::set_channel_block_for_testing(-1);
+  EXPECT_EQ(got.fused, 3u);
+  fusion_test::expect_near(ref.outputs, got.outputs, k.name);
+}
+
+TEST(Fusion, PointwiseThenDepthwiseLeftAloneWhereItCannotFuse) {
+  const std::vector<Case> cases = {
+      // The expanded tensor is below kDwFusionMinBytes: stays in cache anyway.
+      {"small", 1, true, "Clip", "Clip", 1, 16, 16, 96},
+      {"depthwise without padding", 1, true, "Clip", "Clip", 1, 16, 64, 96, {0, 0, 0, 0}},
+      {"expanded tensor also an output", 1, true, "Clip", "Clip", 1, 16, 64, 96, {1, 1, 1, 1}, true},
+  };
+  for (const Case& k : cases) {
+    const fusion_test::Result ref = run(k, false);
+    const fusion_test::Result got = run(k, true);
+    EXPECT_EQ(got.fused, activations(k)) << k.name;
+    EXPECT_EQ(got.nodes, 4u) << k.name;
+    fusion_test::expect_near(ref.outputs, got.outputs, k.name);
+  }
+}
+
+}  // namespace
+}  // namespace openacl::model
