@@ -6,7 +6,10 @@
 // leave alone what it cannot take.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cmath>
 #include <random>
+#include <thread>
 
 #include "fusion_test_util.h"
 #include "graph/passes.h"
@@ -42,7 +45,7 @@ graph::Value* activation(graph::Graph& g, const char* op, graph::Value* in, cons
 }
 
 // x -> Conv 1x1 (c -> c) -> Conv 1x1 (c -> m) -> act1 -> Conv depthwise 3x3 (stride) -> act2 -> Conv 1x1 (m -> c) -> y
-fusion_test::Result run(const Case& k, bool fold, bool blocked = true) {
+std::shared_ptr<graph::Graph> block(const Case& k) {
   auto g = std::make_shared<graph::Graph>();
   g->opsets()[""] = 14;
   const std::vector<int64_t> xd = {k.n, k.c, k.hw, k.hw};
@@ -86,12 +89,24 @@ fusion_test::Result run(const Case& k, bool fold, bool blocked = true) {
     a1->is_graph_output = true;
     g->outputs().push_back(a1);
   }
+  return g;
+}
+
+std::vector<float> input_values(const Case& k, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.f, 0.8f);
   std::vector<float> xv(static_cast<size_t>(k.n * k.c * k.hw * k.hw));
-  for (float& v : xv) v = nd(rng) * 2;
+  for (float& v : xv) v = nd(rng);
+  return xv;
+}
+
+fusion_test::Result run(const Case& k, bool fold, bool blocked = true) {
+  std::vector<float> xv = input_values(k, 9);
   CompileOptions opt;
   opt.fold_constants = fold;
   opt.blocked_layouts = blocked;
-  return fusion_test::compile_and_run(g, opt, {kernels::Tensor{DType::kFloat32, xd, xv.data()}});
+  return fusion_test::compile_and_run(block(k), opt,
+                                      {kernels::Tensor{DType::kFloat32, {k.n, k.c, k.hw, k.hw}, xv.data()}});
 }
 
 size_t activations(const Case& k) { return (*k.act1 ? 1u : 0u) + (*k.act2 ? 1u : 0u); }
@@ -144,6 +159,46 @@ TEST(Fusion, PointwiseThenDepthwiseLeftAloneWhereItCannotFuse) {
     EXPECT_EQ(got.nodes, 4u) << k.name;
     fusion_test::expect_near(ref.outputs, got.outputs, k.name);
   }
+}
+
+// Several threads running one compiled model at once share its kernels
+// (their reused execute arguments included): each must get its own input's
+// result.
+TEST(Fusion, PointwiseThenDepthwiseConcurrentRuns) {
+  const Case k{"stride 2", 2};
+  std::unique_ptr<CompiledModel> m;
+  ASSERT_TRUE(CompiledModel::compile(block(k), CompileOptions{}, &m).ok());
+  std::shared_ptr<const CompiledModel> model = std::move(m);
+  constexpr int kThreads = 4;
+  std::vector<std::vector<float>> xs, want(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    xs.push_back(input_values(k, 100 + t));
+    Executor ex(model);
+    std::vector<kernels::Tensor> out;
+    ASSERT_TRUE(ex.run({kernels::Tensor{DType::kFloat32, {k.n, k.c, k.hw, k.hw}, xs[t].data()}}, &out).ok());
+    want[t].assign(out[0].as<float>(), out[0].as<float>() + out[0].elements());
+  }
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      Executor ex(model);
+      for (int i = 0; i < 20; ++i) {
+        std::vector<kernels::Tensor> out;
+        if (!ex.run({kernels::Tensor{DType::kFloat32, {k.n, k.c, k.hw, k.hw}, xs[t].data()}}, &out).ok()) {
+          ++bad;
+          continue;
+        }
+        const float* y = out[0].as<float>();
+        for (size_t j = 0; j < want[t].size(); ++j)
+          if (std::fabs(y[j] - want[t][j]) > 1e-5f + 1e-5f * std::fabs(want[t][j])) {
+            ++bad;
+            break;
+          }
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad.load(), 0);
 }
 
 }  // namespace

@@ -96,6 +96,14 @@ class ConvKernel final : public Kernel {
     rb_ = sum_ ? blocked_block(init.attrs(), false, 3, init.input(3)) : yb_;
     if ((xb_ || yb_) && init.input(0).shape)
       for (const auto& d : *init.input(0).shape) static_dims_.push_back(d.value);
+    // Shapes known at compile time: the geometry once, not per run.
+    const graph::TensorType& wt = init.input(1);
+    if (init.input(0).shape && graph::fully_known(*init.input(0).shape) && wt.shape && graph::fully_known(*wt.shape)) {
+      for (const auto& d : *init.input(0).shape) geom_xd_.push_back(d.value);
+      for (const auto& d : *wt.shape) geom_wd_.push_back(d.value);
+      geom_ok_ = conv_geom(attrs_, geom_xd_, geom_wd_, &geom_).empty();
+      if (geom_ok_) geom_od_ = geom_out_dims(geom_);
+    }
 #if OPENACL_HAVE_DNNL
     // Shapes known at compile time: build now, so run() only binds memory.
     const graph::TensorType& xt = init.input(0);
@@ -124,9 +132,12 @@ class ConvKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const bool has_b = ctx.has_input(2) && ctx.input(2).data;
-    WindowGeom g;
-    const std::string err = conv_geom(attrs_, x.dims, w.dims, &g);
-    if (!err.empty()) return ctx.fail("%s", err.c_str());
+    const bool compiled = geom_ok_ && x.dims == geom_xd_ && w.dims == geom_wd_;
+    WindowGeom g = geom_;
+    if (!compiled) {
+      const std::string err = conv_geom(attrs_, x.dims, w.dims, &g);
+      if (!err.empty()) return ctx.fail("%s", err.c_str());
+    }
     if (has_b && ctx.input(2).elements() != g.M) return ctx.fail("bias has %lld values, expected %lld",
                                                                   static_cast<long long>(ctx.input(2).elements()),
                                                                   static_cast<long long>(g.M));
@@ -135,8 +146,12 @@ class ConvKernel final : public Kernel {
       return ctx.fail("blocked input of a shape other than the compiled one (internal error)");
     if (rb_ != yb_) return ctx.fail("the fused residual's layout differs from the output's (internal error)");
     Tensor* y = &ctx.output(0);
-    const std::vector<int64_t> od = geom_out_dims(g);
-    if (!y->data || y->dims != od) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, od, &y));
+    if (compiled) {
+      if (!y->data || y->dims != geom_od_) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, geom_od_, &y));
+    } else {
+      const std::vector<int64_t> od = geom_out_dims(g);
+      if (!y->data || y->dims != od) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, od, &y));
+    }
     if (y->elements() == 0) return Status::Ok();
     const float* bf = has_b ? ctx.input(2).as<float>() : nullptr;
     const float* rf = nullptr;  // the fused residual (graph::fuse_conv_add)
@@ -255,6 +270,10 @@ class ConvKernel final : public Kernel {
   // decided once here; blocked tensors have static shapes (static_dims_: X's).
   int64_t xb_ = 0, yb_ = 0, rb_ = 0;
   std::vector<int64_t> static_dims_;
+  // The geometry of the compile-time shapes (geom_ok_: they were known and valid).
+  bool geom_ok_ = false;
+  WindowGeom geom_;
+  std::vector<int64_t> geom_xd_, geom_wd_, geom_od_;
 #if OPENACL_HAVE_DNNL
   dnnl_util::ShapeCache<ConvEntry> cache_;
   std::shared_ptr<const WinogradConv> wino_;  // 3x3 stride-1 layers with constant W (and B)
@@ -383,6 +402,7 @@ class ConvDwKernel final : public Kernel {
     dnnl_util::Packed w, dw_w;
     std::vector<float> zero_bias;  // the bias of either half when the model has none
     size_t scratch_bytes = 0;
+    dnnl_util::ArgSets args;  // the execute arguments, reused
   };
 
   // The one-primitive form, or null (see the class comment).
@@ -438,6 +458,13 @@ class ConvDwKernel final : public Kernel {
       f->scratch_md = pd.scratchpad_desc();
       f->scratch_bytes = f->scratch_md.get_size();
       f->prim = dnnl::convolution_forward(pd);
+      f->args.add(DNNL_ARG_SRC, f->src);
+      f->args.add(DNNL_ARG_DST, f->dst);
+      f->args.add(DNNL_ARG_BIAS, f->bias);
+      f->args.add(DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, f->dw_bias);
+      f->args.add_fixed(DNNL_ARG_WEIGHTS, f->w.mem);
+      f->args.add_fixed(DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS, f->dw_w.mem);
+      if (f->scratch_bytes) f->args.add(DNNL_ARG_SCRATCHPAD, f->scratch_md);
     } catch (const dnnl::error&) {
       return nullptr;
     }
@@ -446,14 +473,13 @@ class ConvDwKernel final : public Kernel {
 
   static void run_fused(const Fused& f, const void* x, const void* b, const void* dw_b, void* y) {
     using namespace dnnl_util;
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(f.src, x)},
-                                               {DNNL_ARG_WEIGHTS, f.w.mem},
-                                               {DNNL_ARG_DST, wrap(f.dst, y)},
-                                               {DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS, f.dw_w.mem}};
-    args.emplace(DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, wrap(f.dw_bias, dw_b ? dw_b : f.zero_bias.data()));
-    args.emplace(DNNL_ARG_BIAS, wrap(f.bias, b ? b : f.zero_bias.data()));
-    if (f.scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, wrap(f.scratch_md, scratch(f.scratch_bytes)));
-    f.prim.execute(stream(), args);
+    ArgSets::Lease a = f.args.take();
+    a.bind(DNNL_ARG_SRC, x);
+    a.bind(DNNL_ARG_DST, y);
+    a.bind(DNNL_ARG_BIAS, b ? b : f.zero_bias.data());
+    a.bind(DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, dw_b ? dw_b : f.zero_bias.data());
+    if (f.scratch_bytes) a.bind(DNNL_ARG_SCRATCHPAD, scratch(f.scratch_bytes));
+    f.prim.execute(stream(), a.map());
     stream().wait();
   }
 

@@ -36,6 +36,8 @@ struct ConvEntry {
   dnnl::reorder dst_in_reorder;  // blocked + sum: what dst holds, into dst_int first
   dnnl::memory::desc scratch_md;
   size_t scratch_bytes = 0;
+  bool has_bias = false;
+  dnnl_util::ArgSets args;  // the primitive's execute arguments, reused
 };
 
 inline bool is_slow_impl(const dnnl::primitive_desc& pd) {
@@ -79,35 +81,58 @@ void finish_conv_entry(ConvEntry* e, const std::vector<int64_t>& xd, const std::
   e->scratch_bytes = e->scratch_md.get_size();
   e->prim = Prim(pd);
   if (const_w && e->reorder_w) e->packed_w = dnnl_util::pack(e->wei_user, const_w, e->wei, packs);
+  e->has_bias = e->bias != dnnl::memory::desc();
+  e->args.add(DNNL_ARG_SRC, e->reorder_src ? e->src_int : e->src);
+  e->args.add(DNNL_ARG_DST, e->reorder_dst ? e->dst_int : e->dst);
+  if (e->packed_w) e->args.add_fixed(DNNL_ARG_WEIGHTS, e->packed_w.mem);
+  else if (!e->reorder_w) e->args.add(DNNL_ARG_WEIGHTS, e->wei);
+  if (e->has_bias) e->args.add(DNNL_ARG_BIAS, e->bias);
+  if (e->scratch_bytes) e->args.add(DNNL_ARG_SCRATCHPAD, e->scratch_md);
   e->ok = true;
 }
 
+// b must be given exactly when the entry was built with a bias.
 inline void run_conv_entry(const ConvEntry& e, const float* x, const float* w, const float* b, float* y) {
   using namespace dnnl_util;
-  dnnl::memory wm;
-  if (!e.reorder_w) wm = wrap(e.wei, w);
-  else if (e.packed_w) wm = e.packed_w.mem;
-  else wm = reorder_to(e.wei_user, w, e.wei);  // weights not constant: reorder per run
   // One per-thread buffer holds the scratchpad and the blocked activations.
   const size_t s_bytes = align64(e.scratch_bytes);
   const size_t x_bytes = e.reorder_src ? align64(e.src_int.get_size()) : 0;
   const size_t y_bytes = e.reorder_dst ? align64(e.dst_int.get_size()) : 0;
   char* buf = static_cast<char*>(scratch(s_bytes + x_bytes + y_bytes));
-  dnnl::memory xm = wrap(e.src, x), ym = wrap(e.dst, y);
-  dnnl::memory xi = xm, yo = ym;
+  const void* xi = x;
+  void* yo = y;
   if (e.reorder_src) {
-    xi = wrap(e.src_int, buf + s_bytes);
-    e.src_reorder.execute(stream(), xm, xi);
+    xi = buf + s_bytes;
+    dnnl::memory from = wrap(e.src, x), to = wrap(e.src_int, xi);
+    e.src_reorder.execute(stream(), from, to);
   }
   if (e.reorder_dst) {
-    yo = wrap(e.dst_int, buf + s_bytes + x_bytes);
-    if (e.sum && e.fused) e.dst_in_reorder.execute(stream(), ym, yo);
+    yo = buf + s_bytes + x_bytes;
+    if (e.sum && e.fused) {  // the sum post-op adds what dst holds: the residual, blocked first
+      dnnl::memory from = wrap(e.dst, y), to = wrap(e.dst_int, yo);
+      e.dst_in_reorder.execute(stream(), from, to);
+    }
   }
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, xi}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, yo}};
-  if (b) args.emplace(DNNL_ARG_BIAS, wrap(e.bias, b));
-  if (e.scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, wrap(e.scratch_md, buf));
-  e.prim.execute(stream(), args);
-  if (e.reorder_dst) e.dst_reorder.execute(stream(), yo, ym);
+  if (e.reorder_w && !e.packed_w) {  // weights not constant: reordered per run
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(e.reorder_src ? e.src_int : e.src, xi)},
+                                               {DNNL_ARG_WEIGHTS, reorder_to(e.wei_user, w, e.wei)},
+                                               {DNNL_ARG_DST, wrap(e.reorder_dst ? e.dst_int : e.dst, yo)}};
+    if (e.has_bias) args.emplace(DNNL_ARG_BIAS, wrap(e.bias, b));
+    if (e.scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, wrap(e.scratch_md, buf));
+    e.prim.execute(stream(), args);
+  } else {
+    ArgSets::Lease a = e.args.take();
+    a.bind(DNNL_ARG_SRC, xi);
+    a.bind(DNNL_ARG_DST, yo);
+    if (!e.reorder_w) a.bind(DNNL_ARG_WEIGHTS, w);
+    if (e.has_bias) a.bind(DNNL_ARG_BIAS, b);
+    if (e.scratch_bytes) a.bind(DNNL_ARG_SCRATCHPAD, buf);
+    e.prim.execute(stream(), a.map());
+  }
+  if (e.reorder_dst) {
+    dnnl::memory from = wrap(e.dst_int, yo), to = wrap(e.dst, y);
+    e.dst_reorder.execute(stream(), from, to);
+  }
   stream().wait();
 }
 

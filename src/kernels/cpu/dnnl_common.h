@@ -15,6 +15,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -90,6 +92,64 @@ inline size_t align64(size_t n) { return (n + 63) / 64 * 64; }
 inline dnnl::memory wrap(const dnnl::memory::desc& md, const void* ptr) {
   return dnnl::memory(md, engine(), const_cast<void*>(ptr));
 }
+
+// The execute arguments of one primitive, built once and reused. Making the
+// dnnl::memory objects and the argument map afresh costs about 2.3 us and 11
+// heap allocations per execute (a 1x1 convolution of one pixel: 2.85 us
+// that way, 0.54 us with the arguments reused), more than a small layer's
+// work. A kernel's run() may be called by several threads at once, so each
+// run takes a set of its own and hands it back; the pool grows to the
+// largest number of concurrent runs, then allocates nothing.
+class ArgSets {
+ public:
+  using Map = std::unordered_map<int, dnnl::memory>;
+
+  // An argument whose buffer each run binds.
+  void add(int arg, const dnnl::memory::desc& md) { slots_.emplace_back(arg, md); }
+  // An argument that is always this memory (packed weights).
+  void add_fixed(int arg, const dnnl::memory& mem) { fixed_.emplace_back(arg, mem); }
+
+  class Lease {
+   public:
+    Lease(const ArgSets* owner, std::unique_ptr<Map> map) : owner_(owner), map_(std::move(map)) {}
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease() { owner_->give_back(std::move(map_)); }
+    // Points argument `arg` (one added with add()) at `p`.
+    void bind(int arg, const void* p) { map_->at(arg).set_data_handle(const_cast<void*>(p)); }
+    const Map& map() const { return *map_; }
+
+   private:
+    const ArgSets* owner_;
+    std::unique_ptr<Map> map_;
+  };
+
+  Lease take() const {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!free_.empty()) {
+        std::unique_ptr<Map> m = std::move(free_.back());
+        free_.pop_back();
+        return Lease(this, std::move(m));
+      }
+    }
+    auto m = std::make_unique<Map>();
+    for (const auto& [arg, md] : slots_) m->emplace(arg, dnnl::memory(md, engine(), DNNL_MEMORY_NONE));
+    for (const auto& [arg, mem] : fixed_) m->emplace(arg, mem);
+    return Lease(this, std::move(m));
+  }
+
+ private:
+  void give_back(std::unique_ptr<Map> m) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(std::move(m));
+  }
+
+  std::vector<std::pair<int, dnnl::memory::desc>> slots_;
+  std::vector<std::pair<int, dnnl::memory>> fixed_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::unique_ptr<Map>> free_;
+};
 
 // Copies `src` (plain `from`) into `out`, in out's layout.
 inline void reorder_into(const dnnl::memory::desc& from, const void* src, dnnl::memory& out) {
