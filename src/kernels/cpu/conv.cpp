@@ -479,7 +479,7 @@ class ConvDwKernel final : public Kernel {
     a.bind(DNNL_ARG_BIAS, b ? b : f.zero_bias.data());
     a.bind(DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, dw_b ? dw_b : f.zero_bias.data());
     if (f.scratch_bytes) a.bind(DNNL_ARG_SCRATCHPAD, scratch(f.scratch_bytes));
-    f.prim.execute(stream(), a.map());
+    a.execute(f.prim);
     stream().wait();
   }
 

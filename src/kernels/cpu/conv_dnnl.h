@@ -127,7 +127,7 @@ inline void run_conv_entry(const ConvEntry& e, const float* x, const float* w, c
     if (!e.reorder_w) a.bind(DNNL_ARG_WEIGHTS, w);
     if (e.has_bias) a.bind(DNNL_ARG_BIAS, b);
     if (e.scratch_bytes) a.bind(DNNL_ARG_SCRATCHPAD, buf);
-    e.prim.execute(stream(), a.map());
+    a.execute(e.prim);
   }
   if (e.reorder_dst) {
     dnnl::memory from = wrap(e.dst_int, yo), to = wrap(e.dst, y);

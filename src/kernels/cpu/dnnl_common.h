@@ -102,7 +102,12 @@ inline dnnl::memory wrap(const dnnl::memory::desc& md, const void* ptr) {
 // largest number of concurrent runs, then allocates nothing.
 class ArgSets {
  public:
-  using Map = std::unordered_map<int, dnnl::memory>;
+  // The memory objects by argument id, and the same as the C API's array
+  // (the C++ execute() would build that array, one allocation, per call).
+  struct Map {
+    std::unordered_map<int, dnnl::memory> mem;
+    std::vector<dnnl_exec_arg_t> c_args;
+  };
 
   // An argument whose buffer each run binds.
   void add(int arg, const dnnl::memory::desc& md) { slots_.emplace_back(arg, md); }
@@ -116,8 +121,13 @@ class ArgSets {
     Lease& operator=(const Lease&) = delete;
     ~Lease() { owner_->give_back(std::move(map_)); }
     // Points argument `arg` (one added with add()) at `p`.
-    void bind(int arg, const void* p) { map_->at(arg).set_data_handle(const_cast<void*>(p)); }
-    const Map& map() const { return *map_; }
+    void bind(int arg, const void* p) { map_->mem.at(arg).set_data_handle(const_cast<void*>(p)); }
+    // Runs `prim` on these arguments (on stream()).
+    void execute(const dnnl::primitive& prim) const {
+      dnnl::error::wrap_c_api(dnnl_primitive_execute(prim.get(), stream().get(), static_cast<int>(map_->c_args.size()),
+                                                     map_->c_args.data()),
+                              "could not execute a primitive");
+    }
 
    private:
     const ArgSets* owner_;
@@ -134,8 +144,9 @@ class ArgSets {
       }
     }
     auto m = std::make_unique<Map>();
-    for (const auto& [arg, md] : slots_) m->emplace(arg, dnnl::memory(md, engine(), DNNL_MEMORY_NONE));
-    for (const auto& [arg, mem] : fixed_) m->emplace(arg, mem);
+    for (const auto& [arg, md] : slots_) m->mem.emplace(arg, dnnl::memory(md, engine(), DNNL_MEMORY_NONE));
+    for (const auto& [arg, mem] : fixed_) m->mem.emplace(arg, mem);
+    for (const auto& [arg, mem] : m->mem) m->c_args.push_back({arg, mem.get()});
     return Lease(this, std::move(m));
   }
 
