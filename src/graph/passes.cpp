@@ -546,9 +546,11 @@ Status fuse_matmul_epilogue(Graph& g, size_t* rewrites) {
 
 namespace {
 
-bool ints_are(const Node& n, const char* name, int64_t v, size_t count) {
+// Attribute `name` is `count` copies of v; absent counts as its default
+// `absent` (1 for strides and dilations, 0 for pads).
+bool ints_are(const Node& n, const char* name, int64_t v, size_t count, int64_t absent) {
   const std::optional<std::vector<int64_t>> a = n.attrs.get_ints(name);
-  if (!a) return true;  // the default (1 for strides and dilations, 0 for pads)
+  if (!a) return v == absent;
   if (a->size() != count) return false;
   return std::all_of(a->begin(), a->end(), [&](int64_t x) { return x == v; });
 }
@@ -566,7 +568,7 @@ bool plain_conv2d(const Node& n) {
   const Value* x = n.input(0);
   return x && x->type.dtype == DType::kFloat32 && x->type.shape && x->type.shape->size() == 4 &&
          fully_known(*x->type.shape) && is_f32_const(w) && w->constant->dims.size() == 4 && (!b || is_f32_const(b)) &&
-         ints_are(n, "dilations", 1, 2);
+         ints_are(n, "dilations", 1, 2, 1);
 }
 
 }  // namespace
@@ -580,8 +582,8 @@ Status fuse_conv_depthwise(Graph& g, size_t* rewrites) {
   for (Node* conv : convs) {
     if (std::find(removed.begin(), removed.end(), conv) != removed.end()) continue;
     const std::vector<int64_t>& wd = conv->input(1)->constant->dims;
-    if (wd[2] != 1 || wd[3] != 1 || conv->attrs.get_int("group", 1) != 1 || !ints_are(*conv, "strides", 1, 2) ||
-        !ints_are(*conv, "pads", 0, 4))
+    if (wd[2] != 1 || wd[3] != 1 || conv->attrs.get_int("group", 1) != 1 || !ints_are(*conv, "strides", 1, 2, 1) ||
+        !ints_are(*conv, "pads", 0, 4, 0))
       continue;
     Value* y = conv->output(0);
     if (y->is_graph_output || y->consumers.size() != 1 || !y->type.shape || !fully_known(*y->type.shape)) continue;
@@ -590,7 +592,7 @@ Status fuse_conv_depthwise(Graph& g, size_t* rewrites) {
     const Shape& ys = *y->type.shape;
     const int64_t c = ys[1].value;
     const std::vector<int64_t>& dd = dw->input(1)->constant->dims;
-    if (dw->attrs.get_int("group", 1) != c || dd != std::vector<int64_t>{c, 1, 3, 3} || !ints_are(*dw, "pads", 1, 4))
+    if (dw->attrs.get_int("group", 1) != c || dd != std::vector<int64_t>{c, 1, 3, 3} || !ints_are(*dw, "pads", 1, 4, 0))
       continue;
     const std::optional<std::vector<int64_t>> st = dw->attrs.get_ints("strides");
     const int64_t s = st && st->size() == 2 ? (*st)[0] : 1;

@@ -75,7 +75,7 @@ std::shared_ptr<graph::Graph> block(const Case& k) {
   if (b2) ins2.push_back(b2);
   graph::Node* dw = g->add_node("dw", "Conv", ins2, {c2}, "", 13);
   dw->attrs.set("group", [&] { graph::Attribute a; a.kind = graph::Attribute::Kind::kInt; a.i = k.m; return a; }());
-  dw->attrs.set("pads", ints(k.dw_pads));
+  if (!k.dw_pads.empty()) dw->attrs.set("pads", ints(k.dw_pads));  // empty: no attribute (padding 0)
   dw->attrs.set("strides", ints({k.stride, k.stride}));
   graph::Value* a2 = activation(*g, k.act2, c2, "act2");
   // A projection back to c channels, as in an inverted residual block: the
@@ -150,6 +150,7 @@ TEST(Fusion, PointwiseThenDepthwiseLeftAloneWhereItCannotFuse) {
       // The expanded tensor is below kDwFusionMinBytes: stays in cache anyway.
       {"small", 1, true, "Clip", "Clip", 1, 16, 16, 96},
       {"depthwise without padding", 1, true, "Clip", "Clip", 1, 16, 64, 96, {0, 0, 0, 0}},
+      {"depthwise without a pads attribute", 1, true, "Clip", "Clip", 1, 16, 64, 96, {}},
       {"expanded tensor also an output", 1, true, "Clip", "Clip", 1, 16, 64, 96, {1, 1, 1, 1}, true},
   };
   for (const Case& k : cases) {

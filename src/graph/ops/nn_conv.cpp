@@ -214,8 +214,8 @@ Status fused_depthwise_shape(ShapeContext& ctx) {
     if (t.dtype != y.dtype || (t.shape && c.known() && !(*t.shape == want)))
       return ctx.fail("fused depthwise input %zu must be %s [%s]", i, dtype_name(y.dtype), i == 4 ? "C, 1, 3, 3" : "C");
   }
-  for (size_t a : {size_t{2}, size_t{3}})
-    if ((*y.shape)[a].known()) (*y.shape)[a] = Dim(((*y.shape)[a].value - 1) / s + 1);
+  for (size_t axis : {size_t{2}, size_t{3}})
+    if ((*y.shape)[axis].known()) (*y.shape)[axis] = Dim(((*y.shape)[axis].value - 1) / s + 1);
   return Status::Ok();
 }
 
