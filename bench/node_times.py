@@ -11,8 +11,8 @@ where OpenACL loses.
    named after an output, `..._nchwc`) is charged to the Conv / Gemm /
    MatMul its chain starts from, found by walking the graph back from that
    output; one with a new name (`Gelu_token_12`) is listed as unmatched.
-2. OpenACL: `openacl-run MODEL --times --repeat N` (per-node times of the
-   last run; fused nodes keep the first node's name).
+2. OpenACL: `openacl-run MODEL --times --repeat N` (each node's median
+   over the N runs; fused nodes keep the first node's name).
 3. Rows joined by node name, slowest difference first; `--group REGEX`
    sums the rows whose names match after REGEX's matches are replaced by
    "*" (`--group 'layers\\.\\d+'` gives one row per kind of layer).

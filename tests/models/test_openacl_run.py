@@ -46,8 +46,11 @@ def test_random_input_needs_free_dims(add_relu):
     p = run(add_relu)
     assert p.returncode == 2
     assert "give its shape with --input x:" in p.stderr
-    p = run(add_relu, "--input", "x:4,3", "--repeat", "3")
+    p = run(add_relu, "--input", "x:4,3", "--repeat", "3", "--times")
     assert p.returncode == 0, p.stderr
+    # Per-node times are each node's median over the runs, one line per node.
+    assert "per-node times (median of 3 run(s))" in p.stdout
+    assert p.stdout.count("Relu 'relu'") == 1
     assert "float32[4,3]" in p.stdout and "ran 3 time(s)" in p.stdout
 
 

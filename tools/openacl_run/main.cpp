@@ -45,7 +45,7 @@ const char kUsage[] =
     "  --check                compare outputs with DIR/output_<i>.pb (needs --data)\n"
     "  --rtol R --atol A      tolerances for --check (default 1e-3, 1e-7: the ONNX backend tests')\n"
     "  --plan                 print the memory plan\n"
-    "  --times                print per-node times (last run), slowest first\n"
+    "  --times                print per-node times (median over the runs), slowest first\n"
     "  --repeat N             run N times and print the median time\n"
     "  --no-fold              disable constant folding\n"
     "  --via-om               optimise, encode as .om and decode again before running\n"
@@ -369,12 +369,20 @@ int run(const Args& a) {
   model::Executor exec(m);
   std::vector<kernels::Tensor> outputs;
   std::vector<model::NodeTiming> timings;
+  // Each node's times over the runs (in the order the nodes first ran).
+  std::vector<std::pair<const graph::Node*, std::vector<int64_t>>> node_ns;
+  std::map<const graph::Node*, size_t> node_index;
   std::vector<double> ms;
   for (int r = 0; r < a.repeat; ++r) {
     const auto s = std::chrono::steady_clock::now();
     st = exec.run(inputs, &outputs, a.times ? &timings : nullptr);
     if (!st.ok()) return fail("run", st);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+    for (const model::NodeTiming& t : timings) {
+      auto [it, fresh] = node_index.emplace(t.node, node_ns.size());
+      if (fresh) node_ns.emplace_back(t.node, std::vector<int64_t>());
+      node_ns[it->second].second.push_back(t.ns);
+    }
   }
   std::sort(ms.begin(), ms.end());
   if (!a.quiet) {
@@ -382,9 +390,16 @@ int run(const Args& a) {
     for (size_t i = 0; i < outputs.size(); ++i) print_tensor(output_names[i], outputs[i]);
   }
   if (a.times) {
-    std::sort(timings.begin(), timings.end(), [](auto& x, auto& y) { return x.ns > y.ns; });
-    std::printf("per-node times (last run):\n");
-    for (const model::NodeTiming& t : timings)
+    // One run's time of a node is one sample on whatever else the machine
+    // did then: the median over the runs is what to compare.
+    std::vector<model::NodeTiming> medians;
+    for (auto& [node, ns] : node_ns) {
+      std::sort(ns.begin(), ns.end());
+      medians.push_back({node, ns[ns.size() / 2]});
+    }
+    std::sort(medians.begin(), medians.end(), [](auto& x, auto& y) { return x.ns > y.ns; });
+    std::printf("per-node times (median of %d run(s)):\n", a.repeat);
+    for (const model::NodeTiming& t : medians)
       std::printf("  %10.3f ms  %s\n", static_cast<double>(t.ns) / 1e6, t.node->describe().c_str());
   }
   if (!a.output_dir.empty()) {
