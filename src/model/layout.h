@@ -11,7 +11,9 @@
 // block), by producer, consumers and observers alike. The pass also caps the
 // block at 8 (kBlockedMaxAttr) on every node of a connected region of marked
 // values whose channel counts include a multiple of 8 that is not one of 16,
-// so that region runs in 8-blocks even on AVX-512.
+// so that region runs in 8-blocks even on AVX-512 (where AVX-512 runs on
+// full-width units, blocks are mixed instead and the cap is ignored:
+// kernels::cpu::mixed_blocks).
 //
 // A value is marked when it is float32 with a fully known rank-3..5 shape,
 // neither a graph input/output nor a constant, and its producer and ALL its

@@ -135,14 +135,21 @@ TEST(Fusion, PointwiseThenDepthwiseMatchesUnfused) {
 
 TEST(Fusion, PointwiseThenDepthwiseIn16BlocksMatchesUnfused) {
   // The layouts an AVX-512 machine chooses (on AVX2, oneDNN has no direct
-  // fused kernel for them: the chained form runs).
+  // fused kernel for them: the chained form runs), with 16-blocks alone and
+  // mixed with 8 (24 input channels in 8-blocks, 96 expanded in 16).
   kernels::cpu::set_channel_block_for_testing(16);
-  const Case k{"stride 2, 16-blocks", 2};
-  const fusion_test::Result ref = run(k, false);
-  const fusion_test::Result got = run(k, true);
+  for (int mixed : {0, 1}) {
+    kernels::cpu::set_mixed_blocks_for_testing(mixed);
+    for (const Case& k : {Case{"stride 2, 16-blocks", 2}, Case{"stride 1, 24 -> 96 channels", 1, true, "Clip", "Clip",
+                                                                 1, 24, 64, 96}}) {
+      const fusion_test::Result ref = run(k, false);
+      const fusion_test::Result got = run(k, true);
+      EXPECT_EQ(got.fused, 3u) << k.name;
+      fusion_test::expect_near(ref.outputs, got.outputs, std::string(k.name) + (mixed ? " (mixed)" : ""));
+    }
+  }
+  kernels::cpu::set_mixed_blocks_for_testing(-1);
   kernels::cpu::set_channel_block_for_testing(-1);
-  EXPECT_EQ(got.fused, 3u);
-  fusion_test::expect_near(ref.outputs, got.outputs, k.name);
 }
 
 TEST(Fusion, PointwiseThenDepthwiseLeftAloneWhereItCannotFuse) {

@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #if OPENACL_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.hpp>
@@ -11,9 +16,67 @@ namespace openacl::kernels::cpu {
 
 namespace {
 std::atomic<int64_t> g_block_override{-1};
+std::atomic<int> g_mixed_override{-1};
+
+#if defined(__x86_64__)
+// Seconds for `iters` rounds of 12 independent FMA chains on 16 floats
+// (zmm) or 8 (ymm): enough chains to fill two pipelined FMA units, so the
+// time is the units' throughput, not their latency.
+#define OPENACL_FMA_PROBE(NAME, TARGET, VEC, SET1, FMA, STORE, LANES)                       \
+  __attribute__((target(TARGET))) double NAME(int iters) {                                  \
+    const VEC m = SET1(0.999f), c = SET1(0.001f);                                            \
+    VEC a0 = SET1(1.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, \
+        a9 = a0, a10 = a0, a11 = a0;                                                         \
+    const auto t0 = std::chrono::steady_clock::now();                                        \
+    for (int i = 0; i < iters; ++i) {                                                        \
+      a0 = FMA(a0, m, c), a1 = FMA(a1, m, c), a2 = FMA(a2, m, c), a3 = FMA(a3, m, c);         \
+      a4 = FMA(a4, m, c), a5 = FMA(a5, m, c), a6 = FMA(a6, m, c), a7 = FMA(a7, m, c);         \
+      a8 = FMA(a8, m, c), a9 = FMA(a9, m, c), a10 = FMA(a10, m, c), a11 = FMA(a11, m, c);     \
+    }                                                                                        \
+    const auto t1 = std::chrono::steady_clock::now();                                        \
+    alignas(64) float out[LANES];                                                            \
+    STORE(out, FMA(a0, a1, FMA(a2, a3, FMA(a4, a5, FMA(a6, a7, FMA(a8, a9, FMA(a10, a11, c))))))); \
+    volatile float sink = out[0];                                                            \
+    (void)sink;                                                                              \
+    return std::chrono::duration<double>(t1 - t0).count();                                   \
+  }
+OPENACL_FMA_PROBE(fma_seconds_16, "avx512f", __m512, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_store_ps, 16)
+OPENACL_FMA_PROBE(fma_seconds_8, "avx2,fma", __m256, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_store_ps, 8)
+#undef OPENACL_FMA_PROBE
+
+// Whether a 16-float FMA issues at the rate of an 8-float one. Measured, not
+// looked up by model: Intel's cores and AMD's Zen 5 run AVX-512 on full-width
+// units, Zen 4 (and Zen 5's mobile parts) split it into two 256-bit halves,
+// and some Xeons have one 512-bit FMA unit where they have two 256-bit ones.
+// About 0.2 ms, once; the best of several tries, so a preempted one does not
+// decide it.
+bool measure_full_width() {
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("fma")) return false;
+  fma_seconds_16(20000);  // wakes the upper lanes (Intel powers them on demand)
+  double t16 = 1e9, t8 = 1e9;
+  for (int i = 0; i < 7; ++i) {
+    t16 = std::min(t16, fma_seconds_16(2000));
+    t8 = std::min(t8, fma_seconds_8(2000));
+  }
+  return t16 < 1.4 * t8;
+}
+#else
+bool measure_full_width() { return false; }
+#endif
 }  // namespace
 
 void set_channel_block_for_testing(int64_t block) { g_block_override.store(block, std::memory_order_relaxed); }
+void set_mixed_blocks_for_testing(int mixed) { g_mixed_override.store(mixed, std::memory_order_relaxed); }
+
+bool full_width_avx512() {
+  static const bool yes = measure_full_width();
+  return yes;
+}
+
+bool mixed_blocks() {
+  if (const int o = g_mixed_override.load(std::memory_order_relaxed); o >= 0) return o != 0;
+  return channel_block() == 16 && full_width_avx512();
+}
 
 int64_t channel_block() {
 #if OPENACL_HAVE_DNNL
@@ -35,9 +98,10 @@ int64_t blocked_block(const graph::AttributeMap& attrs, bool output, size_t inde
   const auto marks = attrs.get_ints(output ? kBlockedOutputsAttr : kBlockedInputsAttr);
   if (!marks || std::find(marks->begin(), marks->end(), static_cast<int64_t>(index)) == marks->end()) return 0;
   int64_t b = channel_block();
+  if (b == 0 || dt != graph::DType::kFloat32 || dims.size() < 3 || dims.size() > 5 || dims[1] <= 0) return 0;
+  if (b == 16 && mixed_blocks()) return dims[1] % 16 == 0 ? 16 : dims[1] % 8 == 0 ? 8 : 0;
   if (const int64_t cap = attrs.get_int(kBlockedMaxAttr, 0); cap > 0) b = std::min(b, cap);
-  if (b == 0 || dt != graph::DType::kFloat32 || dims.size() < 3 || dims.size() > 5) return 0;
-  return dims[1] > 0 && dims[1] % b == 0 ? b : 0;
+  return dims[1] % b == 0 ? b : 0;
 }
 
 int64_t blocked_block(const graph::AttributeMap& attrs, bool output, size_t index, const graph::TensorType& t) {

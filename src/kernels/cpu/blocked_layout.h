@@ -24,11 +24,13 @@ namespace openacl::kernels::cpu {
 // allows to be blocked). Serialised with the graph, so they travel in the .om.
 inline constexpr const char* kBlockedInputsAttr = "__openacl_blocked_inputs";
 inline constexpr const char* kBlockedOutputsAttr = "__openacl_blocked_outputs";
-// Node attribute (int): the largest block its marked tensors may take. The
-// layout pass sets 8 on every node of a connected blocked region holding a
-// channel count that is a multiple of 8 but not of 16 (24, 40, 72...):
-// there, on AVX-512, 8-blocks everywhere beat 16-blocks with those tensors
-// plain or reordered at each boundary (MobileNetV2 7.8 -> 7.35 ms).
+// Node attribute (int): the largest block its marked tensors may take where
+// blocks are not mixed (see mixed_blocks()). The layout pass sets 8 on every
+// node of a connected blocked region holding a channel count that is a
+// multiple of 8 but not of 16 (24, 40, 72...): there, on an AVX-512 machine
+// that splits 16-float operations in two halves (Zen 4), 8-blocks everywhere
+// beat 16-blocks with those tensors plain or reordered at each boundary
+// (MobileNetV2 7.8 -> 7.35 ms).
 inline constexpr const char* kBlockedMaxAttr = "__openacl_blocked_max";
 
 // Channel block of this machine's oneDNN kernels (8 or 16); 0 without oneDNN.
@@ -38,11 +40,29 @@ int64_t channel_block();
 // Affects kernels created afterwards; not for use while models compile.
 void set_channel_block_for_testing(int64_t block);
 
+// Whether this machine runs a 16-float FMA at the rate of an 8-float one
+// (AVX-512 on full-width units: Intel, AMD Zen 5), measured once by a short
+// probe (about 0.2 ms); false without AVX-512 and where it is split into two
+// 256-bit halves (AMD Zen 4).
+bool full_width_avx512();
+// Whether blocks are mixed: with a block of 16 on a full-width machine, a
+// marked tensor whose C is a multiple of 8 but not of 16 takes 8-blocks and
+// every other one 16, whatever kBlockedMaxAttr says. There the 16-block
+// kernels run twice as fast as the 8-block ones, so capping a whole region
+// at 8 for its 24- or 40-channel tensors costs more than the convolutions at
+// the 8/16 boundaries (MobileNetV2 7.6 -> 5.2 ms, LR-ASPP 12.8 -> 9.3 ms at
+// one thread on a Zen 5).
+bool mixed_blocks();
+// Tests only: forces mixed_blocks() on (1) or off (0); -1 restores the
+// machine's answer. Same rules as set_channel_block_for_testing.
+void set_mixed_blocks_for_testing(int mixed);
+
 // THE predicate: the block (elements of C per block) of input (`output`
 // false) or output `index` of a node with attributes `attrs`, for a tensor of
 // dtype `dt` and dims `dims`; 0 = plain row-major. Blocked only when marked,
 // float32, rank 3..5 and C % block == 0, where block is channel_block()
-// capped by the node's kBlockedMaxAttr.
+// capped by the node's kBlockedMaxAttr, or, where blocks are mixed, 16 or 8
+// by C alone.
 int64_t blocked_block(const graph::AttributeMap& attrs, bool output, size_t index, graph::DType dt,
                       const std::vector<int64_t>& dims);
 // Same, for a compile-time type (0 unless its shape is fully known).
