@@ -9,7 +9,7 @@
 #         config requires OpenCL; Debian only recommends it) clang libclang-rt-14-dev (the importer's
 #         libFuzzer target) python3-torch python3-torchvision (CPU builds for
 #         /usr/bin/python3: scripts/make_models.py exports the test models)
-# PyPI (for the `python3` on PATH): numpy pytest scikit-build-core onnx
+# PyPI (for the `python3` on PATH): numpy pytest scikit-build-core onnx ml_dtypes
 #         onnxruntime (reference outputs for the real-model tests)
 #         openvino (a peer in bench/models_bench.py)
 #
@@ -43,8 +43,12 @@ APT_PACKAGES=(
 # onnx: its backend node tests are the conformance corpus, and it writes test models.
 # onnxruntime: reference outputs for the real-model tests (tests/models).
 # openvino: the second peer in bench/models_bench.py (its test skips without it).
-PIP_MODULES=(numpy pytest scikit_build_core onnx onnxruntime openvino)
-PIP_DISTS=(numpy pytest scikit-build-core onnx==1.23.2 onnxruntime==1.32.0 openvino==2026.4.1)
+# ml_dtypes: onnx's reference code casts the 4- and 2-bit integer types with
+# it, so it decides the conformance corpus's expected outputs (0.7.0 made
+# float -> int4 saturate where 0.6.0 wraps): pinned, like onnx.
+# A pinned distribution that is present in another version is reinstalled.
+PIP_MODULES=(numpy pytest scikit_build_core onnx ml_dtypes onnxruntime openvino)
+PIP_DISTS=(numpy pytest scikit-build-core onnx==1.23.2 ml_dtypes==0.6.0 onnxruntime==1.32.0 openvino==2026.4.1)
 
 SUDO=()
 if [[ $(id -u) -ne 0 ]]; then
@@ -91,8 +95,12 @@ install_pip() {
   py=$(command -v python3) || { log "pip: no python3 on PATH"; return 1; }
   local missing=() i
   for i in "${!PIP_MODULES[@]}"; do
-    if ! "$py" -c "import ${PIP_MODULES[$i]}" >/dev/null 2>&1; then
-      missing+=("${PIP_DISTS[$i]}")
+    local dist=${PIP_DISTS[$i]} check="import ${PIP_MODULES[$i]}"
+    if [[ $dist == *==* ]]; then
+      check+="; import importlib.metadata as m, sys; sys.exit(m.version('${dist%%==*}') != '${dist#*==}')"
+    fi
+    if ! "$py" -c "$check" >/dev/null 2>&1; then
+      missing+=("$dist")
     fi
   done
   if [[ ${#missing[@]} -eq 0 ]]; then

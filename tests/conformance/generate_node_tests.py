@@ -8,8 +8,9 @@ generated data). Nothing is downloaded.
 Layout, as onnx's own data folder: OUTDIR/<test>/model.onnx and
 OUTDIR/<test>/test_data_set_<k>/{input,output}_<j>.pb. Tests whose inputs or
 outputs are not plain tensors (sequences, maps, optionals) get a file
-`non_tensor_io` instead of data sets. OUTDIR/VERSION records the onnx version;
-a folder already complete for this version is left as it is.
+`non_tensor_io` instead of data sets. OUTDIR/VERSION records the versions of
+onnx and ml_dtypes (whose casts compute the 4-bit types' expected outputs);
+a folder already complete for these versions is left as it is.
 """
 import os
 import shutil
@@ -22,8 +23,11 @@ def main(out_dir: str) -> int:
     import onnx.backend.test.case.node as node_cases
     from onnx import numpy_helper
 
+    import ml_dtypes
+
     stamp = os.path.join(out_dir, "VERSION")
-    if os.path.exists(stamp) and open(stamp).read().strip() == onnx.__version__:
+    version = f"onnx {onnx.__version__}, ml_dtypes {ml_dtypes.__version__}"
+    if os.path.exists(stamp) and open(stamp).read().strip() == version:
         return 0
     if os.path.isdir(out_dir):
         shutil.rmtree(out_dir)
@@ -50,8 +54,8 @@ def main(out_dir: str) -> int:
                     with open(os.path.join(sd, f"{kind}_{j}.pb"), "wb") as f:
                         f.write(proto.SerializeToString())
     with open(stamp, "w") as f:
-        f.write(onnx.__version__ + "\n")
-    print(f"wrote {len(cases)} node tests (onnx {onnx.__version__}) to {out_dir}")
+        f.write(version + "\n")
+    print(f"wrote {len(cases)} node tests ({version}) to {out_dir}")
     return 0
 
 
