@@ -317,6 +317,49 @@ TEST(Gemm, AllAttributesAgainstNaive) {
   }
 }
 
+// One row of A against B stored [N, K] (a classifier head at batch 1) takes
+// the dot-product path: K and N with and without remainders of its 8-float
+// steps and 4-row groups, transA, alpha, beta and C of each broadcast form
+// or none, constant B or not.
+TEST(Gemm, SingleRowTimesTransposedB) {
+  struct Case {
+    int64_t K, N;
+    bool ta, constant_b;
+    int c_rank;  // -1 none, 0 scalar, 1 [N], 2 [1, N]
+    float alpha, beta;
+  };
+  const std::vector<Case> cases = {{1280, 1000, false, true, 1, 1.f, 1.f}, {8, 4, false, false, -1, 1.f, 1.f},
+                                   {13, 7, true, true, 0, 0.5f, 2.f},      {1027, 130, false, false, 2, -1.f, 0.25f},
+                                   {64, 3, true, false, 1, 2.f, 0.f}};
+  for (const Case& k : cases) {
+    const std::string name = "K " + std::to_string(k.K) + " N " + std::to_string(k.N);
+    const std::vector<float> a = random_floats(k.K, 11), b = random_floats(k.N * k.K, 12), c = random_floats(k.N, 13);
+    std::vector<double> want(static_cast<size_t>(k.N));
+    for (int64_t n = 0; n < k.N; ++n) {
+      double s = 0;
+      for (int64_t i = 0; i < k.K; ++i) s += double(a[i]) * b[n * k.K + i];
+      const double cv = k.c_rank < 0 ? 0 : k.c_rank == 0 ? c[0] : c[n];
+      want[n] = k.alpha * s + k.beta * cv;
+    }
+    OpSpec spec;
+    spec.op_type = "Gemm";
+    spec.attrs.set("transA", attr_int(k.ta));
+    spec.attrs.set("transB", attr_int(1));
+    spec.attrs.set("alpha", attr_float(k.alpha));
+    spec.attrs.set("beta", attr_float(k.beta));
+    if (k.constant_b) spec.constant_inputs = {1};
+    std::vector<Data> in = {tensor<float>(k.ta ? std::vector<int64_t>{k.K, 1} : std::vector<int64_t>{1, k.K}, a),
+                              tensor<float>({k.N, k.K}, b)};
+    if (k.c_rank == 0) in.push_back(tensor<float>({}, {c[0]}));
+    if (k.c_rank == 1) in.push_back(tensor<float>({k.N}, c));
+    if (k.c_rank == 2) in.push_back(tensor<float>({1, k.N}, c));
+    OpRun r = run_op(spec, in);
+    ASSERT_TRUE(r.status.ok()) << name << ": " << r.status.message();
+    EXPECT_EQ(r.outputs[0]->dims, (std::vector<int64_t>{1, k.N})) << name;
+    expect_near(values<float>(r.outputs[0]), want, 1e-4, name);
+  }
+}
+
 TEST(Gemm, Float16TransposedWithScalarC) {
   auto h = [](std::initializer_list<float> v) {
     std::vector<uint16_t> o;

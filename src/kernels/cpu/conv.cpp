@@ -399,6 +399,11 @@ class ConvDwKernel final : public Kernel {
     dnnl::primitive prim;
     std::vector<int64_t> xd, yd;
     dnnl::memory::desc src, dst, bias, dw_bias, scratch_md;
+    // X in 8-blocks beside a 16-block output (mixed_blocks): read through
+    // src_int, X in 16-blocks with its channels padded.
+    bool reorder_src = false;
+    dnnl::memory::desc src_int;
+    dnnl::reorder src_reorder;
     dnnl_util::Packed w, dw_w;
     std::vector<float> zero_bias;  // the bias of either half when the model has none
     size_t scratch_bytes = 0;
@@ -435,18 +440,34 @@ class ConvDwKernel final : public Kernel {
       // Always with a bias (zeros when the model has none): oneDNN 2.6's
       // fused kernel crashed without one.
       f->bias = dnnl_util::plain_f32({g.M});
-      const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                                 dnnl::algorithm::convolution_direct, f->src, wei_any, f->bias, mid,
-                                                 {1, 1}, {0, 0}, {0, 0});
       dnnl::post_ops ops;
       if (!act.op.empty() && !act.add_post_op(&ops)) return nullptr;
       ops.append_dw(memory::data_type::f32, memory::data_type::f32, memory::data_type::f32, 3, stride_, 1, 0, {});
       if (!act2.op.empty() && !act2.add_post_op(&ops)) return nullptr;
       dnnl::primitive_attr attr = dnnl_util::base_attr();
       attr.set_post_ops(ops);
-      const dnnl::convolution_forward::primitive_desc pd(desc, attr, dnnl_util::engine());
+      auto make_pd = [&](const memory::desc& src) {
+        const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                                   dnnl::algorithm::convolution_direct, src, wei_any, f->bias, mid,
+                                                   {1, 1}, {0, 0}, {0, 0});
+        return dnnl::convolution_forward::primitive_desc(desc, attr, dnnl_util::engine());
+      };
       // "ref_fused_convolution" only chains the two primitives: no gain.
-      if (is_slow_impl(pd) || pd.src_desc() != f->src || pd.dst_desc() != f->dst) return nullptr;
+      auto direct = [&](const dnnl::convolution_forward::primitive_desc& p, const memory::desc& src) {
+        return !is_slow_impl(p) && p.src_desc() == src && p.dst_desc() == f->dst;
+      };
+      dnnl::convolution_forward::primitive_desc pd = make_pd(f->src);
+      if (!direct(pd, f->src) && xb && yb && xb != yb) {
+        const memory::desc src_int = dnnl_util::f32_desc(f->xd, yb);
+        pd = make_pd(src_int);
+        if (!direct(pd, src_int)) return nullptr;
+        f->reorder_src = true;
+        f->src_int = src_int;
+        f->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(dnnl_util::engine(), f->src,
+                                                                     dnnl_util::engine(), src_int));
+      } else if (!direct(pd, f->src)) {
+        return nullptr;
+      }
       PackCache* packs = init.packs();
       f->w = dnnl_util::pack(dnnl_util::plain_f32(wc->dims), dnnl_util::const_f32(wc), pd.weights_desc(), packs);
       const int dw_w_arg = DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS;
@@ -458,7 +479,7 @@ class ConvDwKernel final : public Kernel {
       f->scratch_md = pd.scratchpad_desc();
       f->scratch_bytes = f->scratch_md.get_size();
       f->prim = dnnl::convolution_forward(pd);
-      f->args.add(DNNL_ARG_SRC, f->src);
+      f->args.add(DNNL_ARG_SRC, f->reorder_src ? f->src_int : f->src);
       f->args.add(DNNL_ARG_DST, f->dst);
       f->args.add(DNNL_ARG_BIAS, f->bias);
       f->args.add(DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, f->dw_bias);
@@ -473,12 +494,20 @@ class ConvDwKernel final : public Kernel {
 
   static void run_fused(const Fused& f, const void* x, const void* b, const void* dw_b, void* y) {
     using namespace dnnl_util;
+    // One per-thread buffer: the scratchpad, then X in 16-blocks.
+    const size_t s_bytes = align64(f.scratch_bytes);
+    char* buf = static_cast<char*>(scratch(s_bytes + (f.reorder_src ? f.src_int.get_size() : 0)));
+    if (f.reorder_src) {
+      dnnl::memory from = wrap(f.src, x), to = wrap(f.src_int, buf + s_bytes);
+      f.src_reorder.execute(stream(), from, to);
+      x = buf + s_bytes;
+    }
     ArgSets::Lease a = f.args.take();
     a.bind(DNNL_ARG_SRC, x);
     a.bind(DNNL_ARG_DST, y);
     a.bind(DNNL_ARG_BIAS, b ? b : f.zero_bias.data());
     a.bind(DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, dw_b ? dw_b : f.zero_bias.data());
-    if (f.scratch_bytes) a.bind(DNNL_ARG_SCRATCHPAD, scratch(f.scratch_bytes));
+    if (f.scratch_bytes) a.bind(DNNL_ARG_SCRATCHPAD, buf);
     a.execute(f.prim);
     stream().wait();
   }

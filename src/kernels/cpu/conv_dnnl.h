@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/dnnl_common.h"
 
 namespace openacl::kernels::cpu {
@@ -54,15 +55,30 @@ void finish_conv_entry(ConvEntry* e, const std::vector<int64_t>& xd, const std::
   using dnnl::memory;
   auto pd = make_pd(e->src, e->dst);
   if (is_slow_impl(pd)) {
-    try {
-      auto bpd = make_pd(memory::desc(dnnl_util::to_dims(xd), memory::data_type::f32, memory::format_tag::any),
-                         memory::desc(dnnl_util::to_dims(yd), memory::data_type::f32, memory::format_tag::any));
-      if (!is_slow_impl(bpd)) {
+    // Where one side is already blocked (8-blocks beside 16-blocks, see
+    // blocked_layout.h: mixed_blocks), both sides in this machine's block
+    // first, padded when C is not a multiple of it: oneDNN's direct kernels
+    // take padded channels, and the reorders to and from them are cheap.
+    // Otherwise oneDNN's choice (`any`: channels-last for its brgemm kernels).
+    const auto any = [](const std::vector<int64_t>& d) {
+      return memory::desc(dnnl_util::to_dims(d), memory::data_type::f32, memory::format_tag::any);
+    };
+    std::vector<std::pair<memory::desc, memory::desc>> tries;
+    const bool blocked_side = e->src.data.format_desc.blocking.inner_nblks > 0 ||
+                              e->dst.data.format_desc.blocking.inner_nblks > 0;
+    if (const int64_t cb = channel_block(); blocked_side && cb > 0)
+      tries.emplace_back(dnnl_util::f32_desc(xd, cb), dnnl_util::f32_desc(yd, cb));
+    tries.emplace_back(any(xd), any(yd));
+    for (const auto& [s, d] : tries) {
+      try {
+        auto bpd = make_pd(s, d);
+        if (is_slow_impl(bpd)) continue;
         pd = bpd;
         e->reorder_src = pd.src_desc() != e->src;
         e->reorder_dst = pd.dst_desc() != e->dst;
+        break;
+      } catch (const dnnl::error&) {
       }
-    } catch (const dnnl::error&) {
     }
   }
   e->wei = pd.weights_desc();
