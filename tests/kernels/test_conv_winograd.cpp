@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/cpu/conv_ref.h"
+#include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/conv_winograd.h"
 
 #if OPENACL_HAVE_DNNL
@@ -124,8 +125,11 @@ TEST(ConvWinograd, MatchesReference) {
 }
 
 TEST(ConvWinograd, AppliesOnlyWhereItShould) {
-  WindowGeom g = geom({1, 64, 64, 56, 56, 1, 1, 1, 1});
+  WindowGeom g = geom({1, 128, 128, 28, 28, 1, 1, 1, 1});
   EXPECT_TRUE(WinogradConv::applies(g));
+  // 64 channels: only where oneDNN's brgemm convolution does not beat it
+  // (AVX-512 on full-width units).
+  EXPECT_EQ(WinogradConv::applies(geom({1, 64, 64, 56, 56, 1, 1, 1, 1})), !full_width_avx512());
   WindowGeom s = g;
   s.s[1] = s.s[2] = 2;
   EXPECT_FALSE(WinogradConv::applies(s));  // strided

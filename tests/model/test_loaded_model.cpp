@@ -545,11 +545,12 @@ std::string packable_om() {
   auto g = std::make_shared<Graph>();
   g->name = "packable";
   g->opsets()[""] = 17;
-  auto* x = graph_input(*g, "x", Shape{Dim(1), Dim(64), Dim(16), Dim(16)});
+  // 128 channels: Winograd's threshold on every machine (WinogradConv::applies).
+  auto* x = graph_input(*g, "x", Shape{Dim(1), Dim(128), Dim(16), Dim(16)});
   auto* mid = g->add_value("mid");
   auto* y = g->add_value("y");
-  conv_padded_by_one(*g, "conv3x3", x, pattern_constant(*g, "W1", {64, 64, 3, 3}, 0.01f), mid);
-  g->add_node("conv1x1", "Conv", {mid, pattern_constant(*g, "W2", {32, 64, 1, 1}, 0.02f)}, {y}, "", 17);
+  conv_padded_by_one(*g, "conv3x3", x, pattern_constant(*g, "W1", {128, 128, 3, 3}, 0.01f), mid);
+  g->add_node("conv1x1", "Conv", {mid, pattern_constant(*g, "W2", {32, 128, 1, 1}, 0.02f)}, {y}, "", 17);
   return optimized_om(g, {y});
 }
 
@@ -581,7 +582,7 @@ std::string with_packs(const std::string& bytes, std::vector<kernels::PackedBlob
 }
 
 std::vector<float> run_packable(LoadedModel& m) {
-  std::vector<float> x(64 * 16 * 16), y(32 * 16 * 16);
+  std::vector<float> x(128 * 16 * 16), y(32 * 16 * 16);
   for (size_t i = 0; i < x.size(); ++i) x[i] = 0.01f * static_cast<float>(static_cast<int>(i % 23) - 11);
   Status st = m.execute({{x.data(), x.size() * 4}}, {{y.data(), y.size() * 4}});
   EXPECT_TRUE(st.ok()) << st.message();

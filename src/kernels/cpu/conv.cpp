@@ -73,7 +73,7 @@ std::shared_ptr<const ConvEntry> build_conv(const WindowGeom& g, const std::vect
       }
       e->sum = e->fused && sum;
       return dnnl::convolution_forward::primitive_desc(desc, attr, dnnl_util::engine());
-    }, packs);
+    }, packs, g.nsp == 2 && prefers_channels_last(g.G, g.k_size(), xb, yb));
   } catch (const dnnl::error&) {
     e->ok = false;
   }

@@ -5,6 +5,8 @@
 // filter), M = sum over input channels of U .* V, Y = A^T M A (4x4 outputs).
 #include "kernels/cpu/conv_winograd.h"
 
+#include "kernels/cpu/blocked_layout.h"
+
 #if OPENACL_HAVE_DNNL
 
 #include <algorithm>
@@ -136,8 +138,14 @@ bool WinogradConv::applies(const WindowGeom& g) {
   // channels the transforms cost more than the multiplies they save.
   const int64_t tiles = g.N * ((g.out[1] + 3) / 4) * ((g.out[2] + 3) / 4);
   // Measured on ResNet-50 (one thread, AVX2): 56x56 and 28x28 layers run 2-2.6x
-  // faster, 14x14 (16 tiles) 1.7x, 7x7 (4 tiles) 1.3x slower.
-  return g.C >= 32 && g.M >= 32 && tiles >= 16;
+  // faster, 14x14 (16 tiles) 1.7x, 7x7 (4 tiles) 1.3x slower. Where AVX-512
+  // runs on full-width units the multiplies cost half as much and oneDNN's
+  // brgemm convolution takes the direct ones (conv_dnnl.h,
+  // prefers_channels_last): there the 64-channel 56x56 layers ran 1.23-1.47
+  // ms in Winograd, 1.19-1.24 direct; 128 channels at 28x28 0.72-0.91
+  // against 1.09-1.17, 256 at 14x14 1.01-1.07 against 1.15-1.18 (Zen 5).
+  const int64_t min_channels = full_width_avx512() ? 128 : 32;
+  return g.C >= min_channels && g.M >= min_channels && tiles >= 16;
 }
 
 std::shared_ptr<const WinogradConv> WinogradConv::make(const WindowGeom& g, const float* w, const float* b,
