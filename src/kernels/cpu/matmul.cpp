@@ -26,24 +26,26 @@ std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& s, const float
     e->a = memory::desc(dnnl_util::to_dims(s.a_dims), memory::data_type::f32, dnnl_util::to_dims(s.a_strides));
     e->b_user = memory::desc(dnnl_util::to_dims(s.b_dims), memory::data_type::f32, dnnl_util::to_dims(s.b_strides));
     e->c = dnnl_util::plain_f32(s.c_dims);
-    // Let oneDNN pick B's layout only when B can be packed once. oneDNN 2.6
-    // keeps float32 B plain, which is pathological when B's rows are a
-    // multiple of 4 KiB apart and M is small: every row falls into the same
-    // cache sets while the sgemm copies B panels. BERT's 768x3072 at M=128
-    // runs at 43 GFLOP/s plain (64-byte aligned) against 80-85 with B stored
-    // transposed; from M=512 up both are the same. Such a constant B is
-    // stored transposed ("ba": K contiguous) once, at build.
+    // Let oneDNN pick B's layout only when B can be packed once. Its brgemm
+    // matmul (AVX-512) packs B into blocks; its sgemm (AVX2) keeps float32 B
+    // plain, which is pathological when B's rows are a multiple of 4 KiB
+    // apart and M is small: every row falls into the same cache sets while
+    // the sgemm copies B panels. BERT's 768x3072 at M=128 runs at 43 GFLOP/s
+    // plain (64-byte aligned) against 80-85 with B stored transposed; from
+    // M=512 up both are the same. Such a constant B, where oneDNN keeps it
+    // plain, is stored transposed ("ba": K contiguous) once, at build. (On
+    // brgemm, "ba" ran the same GEMM 5-10% slower than oneDNN's blocks.)
     memory::desc b_req = e->b_user;
+    bool aliasing_rows = false;
     if (const_b) {
-      const bool aliasing_rows = s.b_dims.size() == 2 && s.b_strides.size() == 2 && s.b_strides[1] == 1 &&
-                                 s.b_dims[0] > 1 && (s.b_strides[0] * sizeof(float)) % 4096 == 0;
-      b_req = memory::desc(dnnl_util::to_dims(s.b_dims), memory::data_type::f32,
-                           aliasing_rows ? memory::format_tag::ba : memory::format_tag::any);
+      aliasing_rows = s.b_dims.size() == 2 && s.b_strides.size() == 2 && s.b_strides[1] == 1 && s.b_dims[0] > 1 &&
+                      (s.b_strides[0] * sizeof(float)) % 4096 == 0;
+      b_req = memory::desc(dnnl_util::to_dims(s.b_dims), memory::data_type::f32, memory::format_tag::any);
       // B already stored transposed (Gemm's transB, the classifier of every
       // torchvision CNN): used where it lies, as above.
       const bool transposed = s.b_dims.size() == 2 && s.b_strides.size() == 2 && s.b_strides[0] == 1 &&
                               s.b_strides[1] == s.b_dims[0];
-      if (transposed) b_req = e->b_user;
+      if (transposed) b_req = e->b_user, aliasing_rows = false;
     }
     dnnl::primitive_attr attr = dnnl_util::base_attr();
     if (s.alpha != 1.f) attr.set_output_scales(0, {s.alpha});
@@ -60,8 +62,13 @@ std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& s, const float
       bd.back() = s.c_dims.back();
       e->bias = dnnl_util::plain_f32(bd);
     }
-    const auto desc = s.bias ? dnnl::matmul::desc(e->a, b_req, e->bias, e->c) : dnnl::matmul::desc(e->a, b_req, e->c);
-    const dnnl::matmul::primitive_desc pd(desc, attr, dnnl_util::engine());
+    auto make_pd = [&](const memory::desc& b) {
+      const auto desc = s.bias ? dnnl::matmul::desc(e->a, b, e->bias, e->c) : dnnl::matmul::desc(e->a, b, e->c);
+      return dnnl::matmul::primitive_desc(desc, attr, dnnl_util::engine());
+    };
+    dnnl::matmul::primitive_desc pd = make_pd(b_req);
+    if (aliasing_rows && pd.weights_desc() == dnnl_util::plain_f32(s.b_dims))
+      pd = make_pd(memory::desc(dnnl_util::to_dims(s.b_dims), memory::data_type::f32, memory::format_tag::ba));
     e->b = pd.weights_desc();
     e->reorder_b = e->b != e->b_user;
     e->scratch_md = pd.scratchpad_desc();
