@@ -138,6 +138,35 @@ AxisTaps make_taps(const Params& p, int64_t in, int64_t out, double scale, doubl
   return t;
 }
 
+// One row of the last axis: d[o] = sum_k w[o,k] * s[idx[o,k]], n taps each.
+// The hot loops are functions of their own so that the AVX2 clone holds them
+// (a lambda's body would not be cloned with its caller).
+template <class S, class C>
+OPENACL_AVX2_CLONES void gather_row(const S* s, C* d, int64_t out, const int64_t* index, const C* w, int64_t n) {
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t* idx = index + o * n;
+    const C* wk = w + o * n;
+    C acc = 0;
+    for (int64_t k = 0; k < n; ++k) acc += wk[k] * static_cast<C>(load(s[idx[k]]));
+    d[o] = acc;
+  }
+}
+
+// One row of an outer axis: d[j] = sum_k wk[k] * s[idx[k] * inner + j].
+template <class S, class C>
+OPENACL_AVX2_CLONES void blend_rows(const S* s, C* d, int64_t inner, const int64_t* idx, const C* wk, int64_t n) {
+  const S* s0 = s + idx[0] * inner;
+  const C w0 = wk[0];
+#pragma omp simd
+  for (int64_t j = 0; j < inner; ++j) d[j] = w0 * static_cast<C>(load(s0[j]));
+  for (int64_t k = 1; k < n; ++k) {
+    const S* sk = s + idx[k] * inner;
+    const C ww = wk[k];
+#pragma omp simd
+    for (int64_t j = 0; j < inner; ++j) d[j] += ww * static_cast<C>(load(sk[j]));
+  }
+}
+
 // dst[outer, o, inner] = sum_k w[o,k] * src[outer, idx[o,k], inner].
 // S: the source element type (the input's on the first pass, C after).
 template <class S, class C>
@@ -147,15 +176,8 @@ void resample_axis(const S* src, C* dst, int64_t outer, int64_t in, int64_t out,
   if (inner == 1) {  // the last axis: one row of taps per output element
     parallel_for(outer, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, out * t.n)), [&](int64_t b, int64_t e) {
       for (int64_t po = b; po < e; ++po) {
-        const S* s = src + po * in;
         C* d = dst + po * out;
-        for (int64_t o = 0; o < out; ++o) {
-          const int64_t* idx = &t.index[o * t.n];
-          const C* wk = &w[o * t.n];
-          C acc = 0;
-          for (int64_t k = 0; k < t.n; ++k) acc += wk[k] * static_cast<C>(load(s[idx[k]]));
-          d[o] = acc;
-        }
+        gather_row<S, C>(src + po * in, d, out, t.index.data(), w.data(), t.n);
         if (!t.extrapolated.empty())
           for (int64_t o = 0; o < out; ++o)
             if (t.extrapolated[o]) d[o] = extrapolation;
@@ -171,21 +193,7 @@ void resample_axis(const S* src, C* dst, int64_t outer, int64_t in, int64_t out,
         for (int64_t j = 0; j < inner; ++j) d[j] = extrapolation;
         continue;
       }
-      const S* s = src + po * in * inner;
-      const int64_t* idx = &t.index[o * t.n];
-      const C* wk = &w[o * t.n];
-      {
-        const S* s0 = s + idx[0] * inner;
-        const C w0 = wk[0];
-#pragma omp simd
-        for (int64_t j = 0; j < inner; ++j) d[j] = w0 * static_cast<C>(load(s0[j]));
-      }
-      for (int64_t k = 1; k < t.n; ++k) {
-        const S* sk = s + idx[k] * inner;
-        const C ww = wk[k];
-#pragma omp simd
-        for (int64_t j = 0; j < inner; ++j) d[j] += ww * static_cast<C>(load(sk[j]));
-      }
+      blend_rows<S, C>(src + po * in * inner, d, inner, &t.index[o * t.n], &w[o * t.n], t.n);
     }
   });
 }
