@@ -13,6 +13,7 @@
 
 #include "kernels/cpu/binary_common.h"
 #include "kernels/cpu/blocked_layout.h"
+#include "kernels/cpu/simd8.h"
 
 namespace openacl::kernels::cpu {
 namespace {
@@ -140,6 +141,20 @@ Status sub(KernelContext& ctx) { return binary_same_type<kNumeric, false>(ctx, S
 Status mul(KernelContext& ctx) { return binary_same_type<kNumeric, false>(ctx, MulOp{}); }
 Status div(KernelContext& ctx) { return binary_same_type<kNumeric, false>(ctx, DivOp{}); }
 
+// out[s, j] = in[s, j] * scale[j] over S pixels of one block of b channels
+// (b = 8 or 16: whole vectors of 8 in the AVX2 clone).
+OPENACL_AVX2_CLONES void scale_block(const float* in, float* out, int64_t S, int64_t b, const float* scale) {
+  if (b % 8 != 0) {
+    for (int64_t s = 0; s < S; ++s)
+      for (int64_t j = 0; j < b; ++j) out[s * b + j] = in[s * b + j] * scale[j];
+    return;
+  }
+  for (int64_t j = 0; j < b; j += 8) {
+    const v8f f = ld8(scale + j);
+    for (int64_t s = 0; s < S; ++s) st8(out + s * b + j, ld8(in + s * b + j) * f);
+  }
+}
+
 // Mul whose output the layout pass left channel-blocked while one operand is
 // a plain per-channel scale [N or 1, C, 1, ...] (a squeeze-excite gate,
 // model/layout.h): the scale's channel c multiplies lane c % b of block c / b.
@@ -167,10 +182,7 @@ class BlockedChannelScaleMul final : public Kernel {
     parallel_for(N * blocks, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, S * b)), [&](int64_t lo, int64_t hi) {
       for (int64_t q = lo; q < hi; ++q) {
         const float* scale = sp + (per_image ? q / blocks * C : 0) + q % blocks * b;
-        const float* in = xp + q * S * b;
-        float* out = yp + q * S * b;
-        for (int64_t s = 0; s < S; ++s)
-          for (int64_t j = 0; j < b; ++j) out[s * b + j] = in[s * b + j] * scale[j];
+        scale_block(xp + q * S * b, yp + q * S * b, S, b, scale);
       }
     });
     return Status::Ok();
