@@ -599,15 +599,17 @@ def test_packed_weights_every_load_agrees(tmp_path, device):
     of the .om without them."""
     acl = _acl_mdl()
     import mdl_models
-    model = mdl_models.conv_relu(tmp_path, height=16, width=16, channels=32, filters=32)
+    # 128 channels: where Winograd applies on every machine (128 on those
+    # with full-width AVX-512, 32 elsewhere).
+    model = mdl_models.conv_relu(tmp_path, height=16, width=16, channels=128, filters=128)
     build(model.path, tmp_path / "packed")
     build(model.path, tmp_path / "plain", "--pack_weights=false")
     packed, plain = tmp_path / "packed.om", tmp_path / "plain.om"
-    # U is 36/9 = 4x the 3x3 weights (32*32*9 floats).
-    assert packed.stat().st_size >= plain.stat().st_size + 4 * 32 * 32 * 9 * 4
+    # U is 36/9 = 4x the 3x3 weights (128*128*9 floats).
+    assert packed.stat().st_size >= plain.stat().st_size + 4 * 128 * 128 * 9 * 4
     assert re.search(r"packed weights: [1-9]\d* blobs", info(packed)), info(packed)
     assert "packed weights: none" in info(plain)
-    x = np.random.default_rng(3).uniform(-1, 1, (1, 32, 16, 16)).astype(np.float32)
+    x = np.random.default_rng(3).uniform(-1, 1, (1, 128, 16, 16)).astype(np.float32)
     want = model.reference(x)[0]
     results = []
     for path in (plain, packed):
@@ -631,7 +633,9 @@ def test_packed_weights_every_load_agrees(tmp_path, device):
             finally:
                 acl.mdl.unload(model_id)
             y = y.view(np.float32).reshape(want.shape)
-            np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)
+            # Sums of 1152 products reach about 30: Winograd's error is a few
+            # 1e-6 of that.
+            np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-3)
             results.append(y)
         acl.rt.free(weight_ptr)
     for y in results[1:]:

@@ -60,7 +60,9 @@ def test_rows_joined_by_name(tmp_path):
     # Relu is fused into each Conv on our side: the Conv rows carry it.
     for name in ("/layer.0/conv", "/layer.1/conv", "/head/gemm"):
         assert name in rows, sorted(rows)
-        assert rows[name]["openacl_ms"] > 0
+        # The 1x10 Gemm (a dot product per output) may take under the 0.5 us
+        # that openacl-run's three decimals of a millisecond show.
+        assert rows[name]["openacl_ms"] > 0 or name == "/head/gemm"
     assert rows["/head/gemm"]["op"] == "Gemm"
     assert rows["/head/gemm"]["onnxruntime_ms"] > 0  # onnxruntime keeps the Gemm's name
     assert "/head/gemm" in proc.stdout
