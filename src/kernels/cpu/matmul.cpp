@@ -75,6 +75,12 @@ std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& s, const float
     e->scratch_bytes = e->scratch_md.get_size();
     e->prim = dnnl::matmul(pd);
     if (const_b && e->reorder_b) e->packed_b = dnnl_util::pack(e->b_user, const_b, e->b, s.packs);
+    e->args.add(DNNL_ARG_SRC, e->a);
+    e->args.add(DNNL_ARG_DST, e->c);
+    if (e->packed_b) e->args.add_fixed(DNNL_ARG_WEIGHTS, e->packed_b.mem);
+    else if (!e->reorder_b) e->args.add(DNNL_ARG_WEIGHTS, e->b);
+    if (s.bias) e->args.add(DNNL_ARG_BIAS, e->bias);
+    if (e->scratch_bytes) e->args.add(DNNL_ARG_SCRATCHPAD, e->scratch_md);
     e->ok = true;
   } catch (const dnnl::error&) {
     e->ok = false;
@@ -85,14 +91,21 @@ std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& s, const float
 
 void run_matmul(const MatmulEntry& e, const float* a, const float* b, float* c, const float* bias) {
   using namespace dnnl_util;
-  dnnl::memory bm;
-  if (!e.reorder_b) bm = wrap(e.b, b);
-  else if (e.packed_b) bm = e.packed_b.mem;
-  else bm = reorder_to(e.b_user, b, e.b);
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(e.a, a)}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, wrap(e.c, c)}};
-  if (bias) args.emplace(DNNL_ARG_BIAS, wrap(e.bias, bias));
-  if (e.scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, wrap(e.scratch_md, scratch(e.scratch_bytes)));
-  e.prim.execute(stream(), args);
+  if (e.reorder_b && !e.packed_b) {  // B not constant, in another layout: reordered per run
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, wrap(e.a, a)}, {DNNL_ARG_WEIGHTS, reorder_to(e.b_user, b, e.b)}, {DNNL_ARG_DST, wrap(e.c, c)}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, wrap(e.bias, bias));
+    if (e.scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, wrap(e.scratch_md, scratch(e.scratch_bytes)));
+    e.prim.execute(stream(), args);
+  } else {
+    ArgSets::Lease l = e.args.take();
+    l.bind(DNNL_ARG_SRC, a);
+    l.bind(DNNL_ARG_DST, c);
+    if (!e.reorder_b) l.bind(DNNL_ARG_WEIGHTS, b);
+    if (bias) l.bind(DNNL_ARG_BIAS, bias);
+    if (e.scratch_bytes) l.bind(DNNL_ARG_SCRATCHPAD, scratch(e.scratch_bytes));
+    l.execute(e.prim);
+  }
   stream().wait();
 }
 #endif

@@ -102,6 +102,7 @@ struct MatmulEntry {
   size_t scratch_bytes = 0;
   dnnl::memory::desc bias;  // set when MatmulSpec::bias
   bool fused = false;       // MatmulSpec's sum / act are post-ops of the primitive
+  dnnl_util::ArgSets args;  // the primitive's execute arguments, reused
 };
 
 // Builds the primitive; const_b (optional) is B's data to prepack now.
@@ -109,7 +110,8 @@ struct MatmulEntry {
 // caller applies them); tried when oneDNN declines them.
 std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& spec, const float* const_b,
                                                bool with_post_ops = true);
-// bias: MatmulSpec::bias's values (nullptr without).
+// bias: MatmulSpec::bias's values (nullptr without; given exactly when the
+// entry was built with MatmulSpec::bias).
 void run_matmul(const MatmulEntry& e, const float* a, const float* b, float* c, const float* bias = nullptr);
 #endif
 
