@@ -48,7 +48,7 @@ OPENACL_FMA_PROBE(fma_seconds_8, "avx2,fma", __m256, _mm256_set1_ps, _mm256_fmad
 // looked up by model: Intel's cores and AMD's Zen 5 run AVX-512 on full-width
 // units, Zen 4 (and Zen 5's mobile parts) split it into two 256-bit halves,
 // and some Xeons have one 512-bit FMA unit where they have two 256-bit ones.
-// About 0.2 ms, once; the best of several tries, so a preempted one does not
+// About 0.06 ms, once; the best of several tries, so a preempted one does not
 // decide it.
 bool measure_full_width() {
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("fma")) return false;

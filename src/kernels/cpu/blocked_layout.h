@@ -42,7 +42,7 @@ void set_channel_block_for_testing(int64_t block);
 
 // Whether this machine runs a 16-float FMA at the rate of an 8-float one
 // (AVX-512 on full-width units: Intel, AMD Zen 5), measured once by a short
-// probe (about 0.2 ms); false without AVX-512 and where it is split into two
+// probe (about 0.06 ms); false without AVX-512 and where it is split into two
 // 256-bit halves (AMD Zen 4).
 bool full_width_avx512();
 // Whether blocks are mixed: with a block of 16 on a full-width machine, a
