@@ -3,8 +3,9 @@
 // as strides, alpha as the output scale, beta * C prefilled into Y and added
 // by a sum post-op; B prepacked once when constant); other types the
 // reference loops. One float32 row of A against a B stored [N, K] (transB,
-// a classifier head at batch 1) runs a dot product per output instead: it
-// only streams B once, which oneDNN's matmul did at a third of the speed.
+// a classifier head at batch 1) runs a dot product per output instead, B
+// streamed once (MobileNetV2's 1280 -> 1000: 0.29 ms on oneDNN's matmul in
+// the model, 0.19 ms this way).
 #include <algorithm>
 
 #include "kernels/cpu/matmul_common.h"
