@@ -220,6 +220,11 @@ Status run_node_once(const Node& node, const kernels::KernelDef& def,
   return Status::Ok();
 }
 
+size_t CompiledModel::storage_bytes(int id, const kernels::Tensor& t) const {
+  const int64_t block = value_block(id);
+  return block ? kernels::cpu::blocked_bytes(t.dtype, t.dims, block, t.bytes()) : t.bytes();
+}
+
 int CompiledModel::value_id(const Value* v) const {
   auto it = ids_.find(v);
   return it == ids_.end() ? -1 : it->second;
@@ -377,6 +382,10 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
     else m->nodes_.push_back(std::move(p.cn));
   }
   OPENACL_RETURN_IF_ERROR(graph::problems_status(problems));
+  m->value_blocks_.assign(m->values_.size(), 0);
+  for (const CompiledNode& cn : m->nodes_)
+    for (size_t o = 0; o < cn.outputs.size(); ++o)
+      if (cn.outputs[o] >= 0) m->value_blocks_[static_cast<size_t>(cn.outputs[o])] = cn.output_blocks[o];
   m->use_counts_.assign(m->values_.size(), 0);
   for (const CompiledNode& cn : m->nodes_)
     for (int id : cn.inputs)
@@ -398,6 +407,15 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
       for (auto [i, o] : it->second->in_place)
         if (static_cast<size_t>(i) == in && static_cast<size_t>(o) == outi) return n.input(in)->type.dtype == n.output(outi)->type.dtype;
       return false;
+    };
+    const CompiledModel* cm = m.get();
+    po.storage_bytes = [cm](const Value& v, size_t plain) {
+      const int id = cm->value_id(&v);
+      const int64_t block = id >= 0 ? cm->value_block(id) : 0;
+      if (!block) return plain;
+      std::vector<int64_t> dims;
+      for (const graph::Dim& d : *v.type.shape) dims.push_back(d.value);
+      return kernels::cpu::blocked_bytes(v.type.dtype, dims, block, plain);
     };
     OPENACL_RETURN_IF_ERROR(planner::plan_memory(g, po, &m->plan_));
     if (m->plan_.order.size() != m->nodes_.size())

@@ -100,6 +100,12 @@ class CompiledModel {
   // Number of nodes that read each value id (graph outputs count one extra).
   const std::vector<int>& use_counts() const { return use_counts_; }
 
+  // The channel block value id's tensor is stored in (its writer's
+  // CompiledNode::output_blocks; 0 = plain), and the bytes a tensor of that
+  // value with `dims` takes: more than the plain size where the block pads C.
+  int64_t value_block(int id) const { return value_blocks_[static_cast<size_t>(id)]; }
+  size_t storage_bytes(int id, const kernels::Tensor& t) const;
+
   // True when every value has a fully known shape: plan() is then valid and
   // executions allocate nothing.
   bool is_static() const { return static_; }
@@ -121,6 +127,7 @@ class CompiledModel {
   std::vector<const graph::Value*> values_;
   std::unordered_map<const graph::Value*, int> ids_;
   std::vector<int> input_ids_, output_ids_, use_counts_;
+  std::vector<int64_t> value_blocks_;  // by value id
   bool static_ = false;
   planner::MemoryPlan plan_;
   size_t folded_ = 0, removed_ = 0, fused_ = 0, blocked_marked_ = 0, released_bytes_ = 0;

@@ -230,8 +230,9 @@ Status Executor::run_dynamic(const std::vector<kernels::Tensor>& inputs, std::ve
   auto allocate = [&](int id, const std::vector<int64_t>& dims) -> Status {
     kernels::Tensor& t = tensors_[id];
     t.dims = dims;
-    void* p = pool_->get(t.bytes());
-    if (!p) return Errorf(code::kBadAlloc, "cannot allocate %zu bytes for '%s'", t.bytes(), m.values()[id]->name.c_str());
+    const size_t bytes = m.storage_bytes(id, t);  // a blocked tensor's padding channels too
+    void* p = pool_->get(bytes);
+    if (!p) return Errorf(code::kBadAlloc, "cannot allocate %zu bytes for '%s'", bytes, m.values()[id]->name.c_str());
     held[id] = p;
     t.data = p;
     types[id] = t.type();

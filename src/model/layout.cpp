@@ -79,10 +79,19 @@ bool ew_ok(const Node& n) {
   return true;
 }
 
+bool is_conv(const Node& n) { return n.domain.empty() && n.op_type == "Conv"; }
+
+// Whether n's kernel reads and writes its marked tensors in channel blocks
+// that pad C (Conv; GlobalAveragePool; the channel-scale Mul, whose scale
+// stays plain).
+bool pads_ok(const Node& n) {
+  return is_conv(n) || (n.domain.empty() && n.op_type == "GlobalAveragePool") || channel_scale_input(n) >= 0;
+}
+
 // Whether n writes output `i` in a blocked layout when asked to.
 bool producer_ok(const Node& n, size_t i) {
   if (i != 0) return false;
-  if (n.domain.empty() && n.op_type == "Conv") return true;
+  if (is_conv(n)) return true;
   return is_pool(n) || ew_ok(n);
 }
 
@@ -140,7 +149,8 @@ Status mark_blocked_layouts(graph::Graph& g, bool enabled, size_t* marked) {
     graph::AttributeMap kept;  // AttributeMap has no erase: copy all but the marks
     for (const auto& [name, a] : all)
       if (name != kernels::cpu::kBlockedInputsAttr && name != kernels::cpu::kBlockedOutputsAttr &&
-          name != kernels::cpu::kBlockedMaxAttr)
+          name != kernels::cpu::kBlockedMaxAttr && name != kernels::cpu::kBlockedPadInputsAttr &&
+          name != kernels::cpu::kBlockedPadOutputsAttr)
         kept.set(name, a);
     n->attrs = std::move(kept);
   }
@@ -199,18 +209,38 @@ Status mark_blocked_layouts(graph::Graph& g, bool enabled, size_t* marked) {
     const int64_t c = is_marked(v) ? (*v->type.shape)[1].value : 0;
     if (c % 16 != 0 && c % 8 == 0) capped.insert(regions.find(v));
   }
+  // Groups of such values written and read only by kernels that handle
+  // channel blocks padded up to the block (kBlockedPad*Attr) may take them.
+  std::set<const Value*> unpaddable;
+  for (const Value* v : values) {
+    if (!is_marked(v)) continue;
+    bool ok = pads_ok(*v->producer);
+    for (const Node* c : v->consumers) ok = ok && pads_ok(*c);
+    if (!ok) unpaddable.insert(groups.find(v));
+  }
+  std::map<Node*, std::set<int64_t>> pad_ins, pad_outs;
   for (const Value* v : values) {
     if (bad.count(groups.find(v))) continue;
     ++*marked;
+    const int64_t c = (*v->type.shape)[1].value;
+    const bool pad = c % 16 != 0 && c % 8 == 0 && !unpaddable.count(groups.find(v));
     Node* p = v->producer;
     for (size_t i = 0; i < p->outputs.size(); ++i)
-      if (p->outputs[i] == v) outs[p].insert(static_cast<int64_t>(i));
-    for (Node* c : v->consumers)
-      for (size_t i = 0; i < c->inputs.size(); ++i)
-        if (c->inputs[i] == v) ins[c].insert(static_cast<int64_t>(i));
+      if (p->outputs[i] == v) {
+        outs[p].insert(static_cast<int64_t>(i));
+        if (pad) pad_outs[p].insert(static_cast<int64_t>(i));
+      }
+    for (Node* n : v->consumers)
+      for (size_t i = 0; i < n->inputs.size(); ++i)
+        if (n->inputs[i] == v) {
+          ins[n].insert(static_cast<int64_t>(i));
+          if (pad) pad_ins[n].insert(static_cast<int64_t>(i));
+        }
   }
   for (auto& [n, s] : ins) set_ints(&n->attrs, kernels::cpu::kBlockedInputsAttr, {s.begin(), s.end()});
   for (auto& [n, s] : outs) set_ints(&n->attrs, kernels::cpu::kBlockedOutputsAttr, {s.begin(), s.end()});
+  for (auto& [n, s] : pad_ins) set_ints(&n->attrs, kernels::cpu::kBlockedPadInputsAttr, {s.begin(), s.end()});
+  for (auto& [n, s] : pad_outs) set_ints(&n->attrs, kernels::cpu::kBlockedPadOutputsAttr, {s.begin(), s.end()});
   if (!capped.empty()) {
     graph::Attribute eight;
     eight.kind = graph::Attribute::Kind::kInt;

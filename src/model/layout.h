@@ -31,7 +31,10 @@
 //    ...], a squeeze-excite gate): the tensor and the output share a layout,
 //    the scale stays plain (the Mul kernel broadcasts it over the blocks).
 // Values that must share a layout form a group; a group is marked whole or
-// not at all.
+// not at all. A marked group whose values are written and read only by Conv,
+// GlobalAveragePool and the channel-scale Mul, with a channel count that is
+// a multiple of 8 but not of 16, may also take padded 16-blocks where blocks
+// are mixed (kBlockedPadInputsAttr / kBlockedPadOutputsAttr on the nodes).
 #pragma once
 
 #include <cstddef>

@@ -123,6 +123,7 @@ Status plan_memory(const graph::Graph& g, const PlanOptions& options, MemoryPlan
       if (v->is_graph_output && !options.outputs_in_work_arena) continue;
       size_t raw = 0, bytes = 0;
       std::string why = tensor_bytes(*v, &raw);
+      if (why.empty() && options.storage_bytes) raw = options.storage_bytes(*v, raw);
       if (why.empty() && !align_up(raw, align, &bytes)) why = "byte size overflows";
       if (!why.empty()) {
         bad.push_back(strformat("'%s' %s (output of %s): %s", v->name.c_str(), v->type.str().c_str(),

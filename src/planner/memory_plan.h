@@ -5,9 +5,10 @@
 //
 // What goes where:
 //  - Values produced by a node (not constant): a slot in the work arena, sized
-//    elements x dtype bytes rounded up to `alignment`, live from the step of the
-//    producer to the step of the last consumer (both inclusive: a node reads its
-//    inputs while writing its outputs). Outputs nobody reads live for their
+//    elements x dtype bytes (or PlanOptions::storage_bytes) rounded up to
+//    `alignment`, live from the step of the producer to the step of the last
+//    consumer (both inclusive: a node reads its inputs while writing its
+//    outputs). Outputs nobody reads live for their
 //    producer's step only. Graph outputs live to the last step and are placed
 //    in the work arena unless PlanOptions::outputs_in_work_arena is false (the
 //    caller then provides output buffers and they get no slot).
@@ -71,6 +72,10 @@ struct PlanOptions {
   size_t alignment = 64;  // a power of two
   // Whether node n's kernel may write output `out` over input `in`. Empty: never.
   std::function<bool(const graph::Node& n, size_t in, size_t out)> can_alias;
+  // The bytes value v's tensor takes, given its plain size; empty: the
+  // plain size (the compiled model's blocked tensors may need more: their
+  // channels padded up to the block).
+  std::function<size_t(const graph::Value& v, size_t plain_bytes)> storage_bytes;
   // Graph outputs get work-arena slots (live to the end). False when the caller
   // provides output buffers: then they are left out of the plan.
   bool outputs_in_work_arena = true;

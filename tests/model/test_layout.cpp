@@ -81,6 +81,15 @@ struct Builder {
     c->attrs.set("strides", ints({s, s}));
     return y;
   }
+  // 3x3 depthwise convolution, pad 1, stride s, c channels.
+  Value* dw(const std::string& name, Value* x, int64_t c, int64_t s = 1) {
+    Value* y = nullptr;
+    Node* d = node(name, "Conv", {x, constant({c, 1, 3, 3}, 1.f / 3.f), constant({c}, 0.1f)}, &y);
+    d->attrs.set("pads", ints({1, 1, 1, 1}));
+    d->attrs.set("strides", ints({s, s}));
+    d->attrs.set("group", one(c));
+    return y;
+  }
   Value* op(const std::string& name, const std::string& type, std::vector<Value*> in) {
     Value* y = nullptr;
     node(name, type, std::move(in), &y);
@@ -377,8 +386,8 @@ std::vector<std::vector<float>> compile_and_run(Builder& b, bool on, const std::
 // A region holding a 24-channel tensor takes 8-blocks throughout (the
 // kBlockedMaxAttr cap); a region cut off from it by a plain graph output
 // keeps the machine's block. Where blocks are mixed, the cap is ignored:
-// the 24-channel tensor takes 8-blocks, the others 16. Outputs match the
-// plain run either way.
+// the 24-channel tensor, read by a convolution only, takes padded 16-blocks
+// (see PaddedBlocks... below). Outputs match the plain run either way.
 TEST_P(LayoutPass, RegionWithAMultipleOf8IsCappedAt8) {
   std::vector<std::vector<float>> outs[2];
   for (int on = 0; on < 2; ++on) {
@@ -397,8 +406,8 @@ TEST_P(LayoutPass, RegionWithAMultipleOf8IsCappedAt8) {
         if (on && n == "conv1") {
           EXPECT_EQ(cn.output_blocks.at(0), mixed ? 16 : block ? 8 : 0) << n;
         }
-        if (on && n == "conv2") {
-          EXPECT_EQ(cn.output_blocks.at(0), block ? 8 : 0) << n;
+        if (on && n == "conv2") {  // mixed: 16-blocks, padded (only convolutions read it)
+          EXPECT_EQ(cn.output_blocks.at(0), mixed ? 16 : block ? 8 : 0) << n;
         }
         if (on && n == "conv4") {
           EXPECT_EQ(cn.output_blocks.at(0), block) << n;
@@ -441,6 +450,105 @@ TEST_P(LayoutPass, ChannelScaleMulStaysBlocked) {
   }
   ASSERT_EQ(outs[1].size(), 1u);
   expect_close(outs[1][0], outs[0][0], "output");
+}
+
+// Where blocks are mixed, a 24- or 40-channel tensor that only convolutions,
+// a GlobalAveragePool and a squeeze-excite Mul write and read takes 16-blocks
+// with its channels padded (kBlockedPad*Attr); one an element-wise op reads
+// keeps 8-blocks. x [2, 16, 76, 76]: conv1 1x1 -> 24 channels (a), read by a
+// fused 1x1 + depthwise (48 channels, 1.1 MB between them: fused) and as the
+// fused residual of conv3 48 -> 24 (c); conv4 3x3 s2 -> 40 channels (e),
+// gated by GAP -> fc -> Sigmoid -> Mul (f), conv5 -> 16; conv7 -> 24 read by
+// Abs (not padded), conv8 -> 16. The outputs (two GAPs, and Abs of a second
+// input of free length, which makes the model run the dynamic path when
+// `dynamic`) match the plain run, every intermediate read back through the
+// recorded blocks too, and with the work arena filled with NaN first (what
+// the padding channels hold must not leak into the real ones).
+std::shared_ptr<Graph> padded_network(bool dynamic) {
+  Builder b;
+  Value* x = b.input("x", {2, 16, 76, 76});
+  Value* a = b.conv("conv1", x, 16, 24, 1);
+  Value* d = b.dw("dw2", b.conv("conv2", a, 24, 48, 1), 48);
+  Value* c = b.op("add3", "Add", {b.conv("conv3", d, 48, 24, 1), a});
+  Value* e = b.conv("conv4", c, 24, 40, 3, 2);
+  Value* s = b.op("sig", "Sigmoid", {b.conv("fc", b.op("gap1", "GlobalAveragePool", {e}), 40, 40, 1)});
+  Value* f = b.op("mul", "Mul", {e, s});
+  b.output(b.op("gap5", "GlobalAveragePool", {b.conv("conv5", f, 40, 16, 1)}));
+  Value* t = b.op("abs", "Abs", {b.conv("conv7", c, 24, 24, 1)});
+  b.output(b.op("gap8", "GlobalAveragePool", {b.conv("conv8", t, 24, 16, 1)}));
+  if (dynamic) b.output(b.op("absz", "Abs", {b.input("z", {-1})}));
+  return b.g;
+}
+
+struct PaddedRun {
+  std::vector<std::vector<float>> outputs;
+  Recorder rec;
+};
+
+void run_padded(bool on, bool dynamic, bool poison, PaddedRun* r) {
+  CompileOptions opt;
+  opt.blocked_layouts = on;
+  std::unique_ptr<CompiledModel> m;
+  Status st = CompiledModel::compile(padded_network(dynamic), opt, &m);
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(m->is_static(), !dynamic);
+  const int64_t block = kernels::cpu::channel_block();
+  const bool mixed = block == 16 && kernels::cpu::mixed_blocks();
+  for (const CompiledNode& cn : m->nodes()) {
+    const std::string& n = cn.node->name;
+    const bool padded = n == "conv1" || n == "conv3" || n == "conv4" || n == "mul";
+    EXPECT_EQ(cn.node->attrs.has(kernels::cpu::kBlockedPadOutputsAttr), on && padded) << n;
+    if (on && padded) {
+      EXPECT_EQ(cn.output_blocks.at(0), mixed ? 16 : block ? 8 : 0) << n;
+    }
+    if (on && (n == "conv2" || n == "gap1" || n == "conv5")) {  // readers of padded tensors
+      EXPECT_EQ(cn.input_blocks.at(0), mixed ? 16 : block ? 8 : 0) << n;
+      EXPECT_TRUE(cn.node->attrs.has(kernels::cpu::kBlockedPadInputsAttr)) << n;
+    }
+    if (on && n == "conv7") {
+      EXPECT_EQ(cn.output_blocks.at(0), block ? 8 : 0) << n;
+    }
+    if (on && n == "conv3") {
+      EXPECT_EQ(cn.input_blocks.at(3), cn.output_blocks.at(0)) << n;  // the fused residual
+    }
+    EXPECT_NE(n, "dw2");  // fused into conv2
+    EXPECT_NE(n, "add3");  // fused into conv3
+  }
+  std::vector<char> arena;
+  std::unique_ptr<Executor> e;
+  std::shared_ptr<const CompiledModel> cm(std::move(m));
+  if (poison && cm->is_static()) {
+    arena.resize(cm->plan().work_size + 64);
+    void* p = arena.data() + (64 - reinterpret_cast<uintptr_t>(arena.data()) % 64) % 64;
+    std::fill_n(static_cast<float*>(p), cm->plan().work_size / sizeof(float), std::nanf(""));
+    e = std::make_unique<Executor>(cm, p, cm->plan().work_size);
+  } else {
+    e = std::make_unique<Executor>(cm);
+  }
+  std::vector<float> xv = random_input(2 * 16 * 76 * 76), zv = {-1.f, 2.f, -3.f};
+  std::vector<kernels::Tensor> in = {kernels::Tensor{DType::kFloat32, {2, 16, 76, 76}, xv.data()}};
+  if (dynamic) in.push_back(kernels::Tensor{DType::kFloat32, {3}, zv.data()});
+  std::vector<kernels::Tensor> out;
+  st = e->run(in, &out, nullptr, &r->rec);
+  ASSERT_TRUE(st.ok()) << st.message();
+  for (const auto& t : out) r->outputs.emplace_back(t.as<float>(), t.as<float>() + t.elements());
+}
+
+TEST_P(LayoutPass, PaddedBlocksWhereOnlyConvolutionsPoolsAndGatesRead) {
+  for (const bool dynamic : {false, true}) {
+    PaddedRun on, off;
+    run_padded(false, dynamic, false, &off);
+    run_padded(true, dynamic, true, &on);
+    ASSERT_EQ(on.outputs.size(), dynamic ? 3u : 2u);
+    ASSERT_EQ(off.outputs.size(), on.outputs.size());
+    for (size_t o = 0; o < on.outputs.size(); ++o)
+      expect_close(on.outputs[o], off.outputs[o], "output " + std::to_string(o) + (dynamic ? " (dynamic)" : ""));
+    ASSERT_EQ(on.rec.seen.size(), off.rec.seen.size());
+    for (const auto& [name, v] : off.rec.seen) {
+      ASSERT_TRUE(on.rec.seen.count(name)) << name;
+      expect_close(on.rec.seen.at(name), v, name + (dynamic ? " (dynamic)" : ""));
+    }
+  }
 }
 
 // A Gemm (after Flatten) and a Mul broadcasting other than per channel are

@@ -158,6 +158,7 @@ OPENACL_AVX2_CLONES void scale_block(const float* in, float* out, int64_t S, int
 // Mul whose output the layout pass left channel-blocked while one operand is
 // a plain per-channel scale [N or 1, C, 1, ...] (a squeeze-excite gate,
 // model/layout.h): the scale's channel c multiplies lane c % b of block c / b.
+// Where the blocks pad C, the last block's padding lanes are scaled by 0.
 class BlockedChannelScaleMul final : public Kernel {
  public:
   BlockedChannelScaleMul(int64_t block, size_t scale) : block_(block), scale_(scale) {}
@@ -169,10 +170,10 @@ class BlockedChannelScaleMul final : public Kernel {
     const int64_t b = block_;
     bool ok = x.dtype == DType::kFloat32 && sc.dtype == DType::kFloat32 && x.dims == y.dims && y.rank() >= 3 &&
               sc.rank() == y.rank() && (sc.dims[0] == 1 || sc.dims[0] == y.dims[0]) && sc.dims[1] == y.dims[1] &&
-              y.dims[1] % b == 0;
+              b <= 16;
     for (int64_t i = 2; ok && i < sc.rank(); ++i) ok = sc.dims[i] == 1;
     if (!ok) return ctx.fail("blocked Mul takes a tensor and a per-channel scale (internal error)");
-    const int64_t N = y.dims[0], C = y.dims[1], blocks = C / b;
+    const int64_t N = y.dims[0], C = y.dims[1], blocks = (C + b - 1) / b;
     int64_t S = 1;
     for (int64_t i = 2; i < y.rank(); ++i) S *= y.dims[i];
     const float* xp = x.as<float>();
@@ -182,6 +183,9 @@ class BlockedChannelScaleMul final : public Kernel {
     parallel_for(N * blocks, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, S * b)), [&](int64_t lo, int64_t hi) {
       for (int64_t q = lo; q < hi; ++q) {
         const float* scale = sp + (per_image ? q / blocks * C : 0) + q % blocks * b;
+        const int64_t tail = C - q % blocks * b;  // channels in this block
+        alignas(64) float padded[16] = {};
+        if (tail < b) scale = static_cast<const float*>(std::memcpy(padded, scale, static_cast<size_t>(tail) * sizeof(float)));
         scale_block(xp + q * S * b, yp + q * S * b, S, b, scale);
       }
     });

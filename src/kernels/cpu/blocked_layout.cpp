@@ -99,7 +99,13 @@ int64_t blocked_block(const graph::AttributeMap& attrs, bool output, size_t inde
   if (!marks || std::find(marks->begin(), marks->end(), static_cast<int64_t>(index)) == marks->end()) return 0;
   int64_t b = channel_block();
   if (b == 0 || dt != graph::DType::kFloat32 || dims.size() < 3 || dims.size() > 5 || dims[1] <= 0) return 0;
-  if (b == 16 && mixed_blocks()) return dims[1] % 16 == 0 ? 16 : dims[1] % 8 == 0 ? 8 : 0;
+  if (b == 16 && mixed_blocks()) {
+    if (dims[1] % 16 == 0) return 16;
+    if (dims[1] % 8 != 0) return 0;
+    const auto pads = attrs.get_ints(output ? kBlockedPadOutputsAttr : kBlockedPadInputsAttr);
+    const bool padded = pads && std::find(pads->begin(), pads->end(), static_cast<int64_t>(index)) != pads->end();
+    return padded ? 16 : 8;
+  }
   if (const int64_t cap = attrs.get_int(kBlockedMaxAttr, 0); cap > 0) b = std::min(b, cap);
   return dims[1] % b == 0 ? b : 0;
 }
@@ -111,17 +117,28 @@ int64_t blocked_block(const graph::AttributeMap& attrs, bool output, size_t inde
   return blocked_block(attrs, output, index, t.dtype, dims);
 }
 
+int64_t blocked_elements(const std::vector<int64_t>& dims, int64_t block) {
+  int64_t n = 1;
+  for (size_t i = 0; i < dims.size(); ++i) n *= i == 1 && block > 0 ? (dims[1] + block - 1) / block * block : dims[i];
+  return n;
+}
+
+size_t blocked_bytes(graph::DType dt, const std::vector<int64_t>& dims, int64_t block, size_t plain_bytes) {
+  if (block <= 0 || dt != graph::DType::kFloat32 || dims.size() < 2 || dims[1] % block == 0) return plain_bytes;
+  return static_cast<size_t>(blocked_elements(dims, block)) * sizeof(float);
+}
+
 namespace {
 
 // Calls f(plain offset, blocked offset) for every element.
 template <class F>
 void for_each_blocked(const std::vector<int64_t>& dims, int64_t b, F&& f) {
-  const int64_t N = dims[0], C = dims[1];
+  const int64_t N = dims[0], C = dims[1], Cb = (C + b - 1) / b;
   int64_t S = 1;
   for (size_t i = 2; i < dims.size(); ++i) S *= dims[i];
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < C; ++c)
-      for (int64_t s = 0; s < S; ++s) f((n * C + c) * S + s, ((n * (C / b) + c / b) * S + s) * b + c % b);
+      for (int64_t s = 0; s < S; ++s) f((n * C + c) * S + s, ((n * Cb + c / b) * S + s) * b + c % b);
 }
 
 }  // namespace
@@ -131,6 +148,7 @@ void blocked_to_plain(const float* src, float* dst, const std::vector<int64_t>& 
 }
 
 void plain_to_blocked(const float* src, float* dst, const std::vector<int64_t>& dims, int64_t block) {
+  if (dims[1] % block != 0) std::fill(dst, dst + blocked_elements(dims, block), 0.f);  // the padding channels
   for_each_blocked(dims, block, [&](int64_t p, int64_t q) { dst[q] = src[p]; });
 }
 

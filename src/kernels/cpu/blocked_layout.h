@@ -7,11 +7,13 @@
 // The pass only marks; the block size is decided here, when a kernel is
 // created (an .om may be loaded on a machine with another ISA): 8 floats on
 // AVX2 and below, 16 on AVX-512. A marked tensor is blocked only when its
-// channel count is a multiple of the block. The producer, every consumer and
-// the observers (the dump) all call blocked_block() on the same value, so
-// they always agree.
+// channel count is a multiple of the block, or where the pass allows padded
+// blocks (kBlockedPadInputsAttr) and blocks are mixed. The producer, every
+// consumer and the observers (the dump) all call blocked_block() on the same
+// value, so they always agree.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -32,6 +34,19 @@ inline constexpr const char* kBlockedOutputsAttr = "__openacl_blocked_outputs";
 // beat 16-blocks with those tensors plain or reordered at each boundary
 // (MobileNetV2 7.8 -> 7.35 ms).
 inline constexpr const char* kBlockedMaxAttr = "__openacl_blocked_max";
+
+// Node attributes (ints: indices, a subset of the marked ones above): the
+// tensor there may be stored in channel blocks padded up to the block (C not
+// a multiple of it), because its writer and every reader handle that (Conv:
+// input 0, the fused residual input 3, output 0; GlobalAveragePool: input 0;
+// the channel-scale Mul: its tensor input and output). What the padding
+// channels hold is left to the writer: the readers ignore them (a Conv's
+// weights are padded with zeros). Used where blocks are mixed: there a 24-, 40- or 72-channel tensor
+// between two convolutions takes padded 16-blocks instead of 8-blocks, so
+// neither convolution reorders it nor runs oneDNN's 8-block kernels
+// (MobileNetV2's 24-channel tensors at 56x56: four reorders per run).
+inline constexpr const char* kBlockedPadInputsAttr = "__openacl_blocked_pad_inputs";
+inline constexpr const char* kBlockedPadOutputsAttr = "__openacl_blocked_pad_outputs";
 
 // Channel block of this machine's oneDNN kernels (8 or 16); 0 without oneDNN.
 int64_t channel_block();
@@ -62,15 +77,24 @@ void set_mixed_blocks_for_testing(int mixed);
 // dtype `dt` and dims `dims`; 0 = plain row-major. Blocked only when marked,
 // float32, rank 3..5 and C % block == 0, where block is channel_block()
 // capped by the node's kBlockedMaxAttr, or, where blocks are mixed, 16 or 8
-// by C alone.
+// by C alone, and 16 (padded) for a C that is a multiple of 8 only where
+// kBlockedPad*Attr allows it.
 int64_t blocked_block(const graph::AttributeMap& attrs, bool output, size_t index, graph::DType dt,
                       const std::vector<int64_t>& dims);
 // Same, for a compile-time type (0 unless its shape is fully known).
 int64_t blocked_block(const graph::AttributeMap& attrs, bool output, size_t index, const graph::TensorType& t);
 
-// Converts between plain N C sp.. and blocked N C/b sp.. b (dims are the
-// logical plain dims, C % block == 0). Plain loops, for the rare paths
-// (reference fallbacks, observers); src and dst must not overlap.
+// Elements a tensor of logical `dims` takes stored in `block` (0: plain): C
+// rounded up to a multiple of the block.
+int64_t blocked_elements(const std::vector<int64_t>& dims, int64_t block);
+// Bytes of that storage for a float32 tensor, plain_bytes for any other or
+// for plain storage (the planner's and the executor's size of a value).
+size_t blocked_bytes(graph::DType dt, const std::vector<int64_t>& dims, int64_t block, size_t plain_bytes);
+
+// Converts between plain N C sp.. and blocked N ceil(C/b) sp.. b (dims are
+// the logical plain dims; plain_to_blocked writes zeros into the padding
+// channels). Plain loops, for the rare paths (reference fallbacks,
+// observers); src and dst must not overlap.
 void blocked_to_plain(const float* src, float* dst, const std::vector<int64_t>& dims, int64_t block);
 void plain_to_blocked(const float* src, float* dst, const std::vector<int64_t>& dims, int64_t block);
 

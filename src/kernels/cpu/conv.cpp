@@ -191,6 +191,8 @@ class ConvKernel final : public Kernel {
                float* yp, const float* rp = nullptr) const {
     const int64_t n = g.N * g.M * g.out_size();
 #if OPENACL_HAVE_DNNL
+    // Y's storage: more than n where its blocks pad the channels.
+    const int64_t ny = yb_ ? g.N * ((g.M + yb_ - 1) / yb_ * yb_) * g.out_size() : n;
     if (wino_ && x.dims == wino_dims_) {  // built at compile time with the constant weights and bias
       wino_->run(xp, yp, rp, &act_);
       return;
@@ -206,7 +208,7 @@ class ConvKernel final : public Kernel {
     if (e && e->ok) {
       if (rp && e->fused) {
         // The sum post-op adds what the output holds: the residual.
-        if (rp != yp) parallel_for(n, 1 << 15, [&](int64_t lo, int64_t hi) {
+        if (rp != yp) parallel_for(ny, 1 << 15, [&](int64_t lo, int64_t hi) {
             std::memcpy(yp + lo, rp + lo, static_cast<size_t>(hi - lo) * sizeof(float));
           });
         run_conv_entry(*e, xp, wp, bp, yp);
@@ -214,12 +216,12 @@ class ConvKernel final : public Kernel {
       }
       if (!rp) {
         run_conv_entry(*e, xp, wp, bp, yp);
-        if (!e->fused) act_.apply(yp, n);
+        if (!e->fused) act_.apply(yp, ny);
         return;
       }
-      std::vector<float> conv(static_cast<size_t>(n));  // no post-ops: conv, then + residual, then act
+      std::vector<float> conv(static_cast<size_t>(ny));  // no post-ops: conv, then + residual, then act
       run_conv_entry(*e, xp, wp, bp, conv.data());
-      add_residual(conv.data(), rp, yp, n);
+      add_residual(conv.data(), rp, yp, ny);
       return;
     }
 #endif
@@ -302,7 +304,8 @@ class ConvDwKernel final : public Kernel {
     first_.op_type = second_.op_type = "Conv";
     first_.opset = second_.opset = n.opset;
     for (const auto& [k, v] : a.all())
-      if (k.rfind("__openacl_dw", 0) != 0 && k != kBlockedOutputsAttr) first_.attrs.set(k, v);
+      if (k.rfind("__openacl_dw", 0) != 0 && k != kBlockedOutputsAttr && k != kBlockedPadOutputsAttr)
+        first_.attrs.set(k, v);
     const bool y_marked = init.num_outputs() > 0 && blocked_block(a, true, 0, init.output(0)) != 0;
     auto ints = [](std::vector<int64_t> v) {
       graph::Attribute r;
@@ -322,9 +325,13 @@ class ConvDwKernel final : public Kernel {
     second_.attrs.set("kernel_shape", ints({3, 3}));
     if (a.has(kBlockedMaxAttr)) second_.attrs.set(kBlockedMaxAttr, *a.find(kBlockedMaxAttr));
     if (y_marked) {
+      // The middle tensor only meets these two: padded blocks are fine.
       first_.attrs.set(kBlockedOutputsAttr, ints({0}));
+      first_.attrs.set(kBlockedPadOutputsAttr, ints({0}));
       second_.attrs.set(kBlockedInputsAttr, ints({0}));
+      second_.attrs.set(kBlockedPadInputsAttr, ints({0}));
       second_.attrs.set(kBlockedOutputsAttr, ints({0}));
+      if (a.has(kBlockedPadOutputsAttr)) second_.attrs.set(kBlockedPadOutputsAttr, *a.find(kBlockedPadOutputsAttr));
     }
     if (a.has(graph::kFusedDwActivationAttr)) {
       second_.attrs.set(graph::kFusedActivationAttr, *a.find(graph::kFusedDwActivationAttr));
@@ -376,14 +383,16 @@ class ConvDwKernel final : public Kernel {
     Tensor mid;
     mid.dtype = x.dtype;
     mid.dims = geom_out_dims(g);
+    const size_t mid_bytes =
+        blocked_bytes(mid.dtype, mid.dims, blocked_block(first_.attrs, true, 0, mid.dtype, mid.dims), mid.bytes());
     // This thread's buffer for it: grows to the largest middle tensor, then
     // stays (64-byte aligned, as the planner's tensors are).
     thread_local PageBuffer buf;
     thread_local size_t cap = 0;
-    if (cap < mid.bytes()) {
-      buf = alloc_pages(mid.bytes());
-      cap = buf ? mid.bytes() : 0;
-      if (!buf) return ctx.fail("out of memory for the %zu-byte tensor between the fused convolutions", mid.bytes());
+    if (cap < mid_bytes) {
+      buf = alloc_pages(mid_bytes);
+      cap = buf ? mid_bytes : 0;
+      if (!buf) return ctx.fail("out of memory for the %zu-byte tensor between the fused convolutions", mid_bytes);
     }
     mid.data = buf.get();
     auto in = [&](size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };

@@ -319,10 +319,12 @@ OPENACL_AVX2_CLONES void average_rows_f32(const float* x, float* y, int64_t lo, 
 }
 
 // The same over a blocked X (layout pass): channel blocks [lo, hi) of b (8 or
-// 16) channels, sp spatial vectors each; Y ([N, C, 1..]) is plain (for it
-// plain and blocked coincide).
+// 16) channels, sp spatial vectors each, C channels per image (the last
+// block's padding lanes, where b does not divide C, are summed and dropped);
+// Y ([N, C, 1..]) is plain.
 OPENACL_AVX2_CLONES void average_blocked_f32(const float* x, float* y, int64_t lo, int64_t hi, int64_t sp,
-                                             int64_t b) {
+                                             int64_t b, int64_t C) {
+  const int64_t blocks = (C + b - 1) / b;  // per image
   for (int64_t nb = lo; nb < hi; ++nb)
     for (int64_t c0 = 0; c0 < b; c0 += 8) {
       const float* v = x + nb * sp * b + c0;
@@ -336,7 +338,9 @@ OPENACL_AVX2_CLONES void average_blocked_f32(const float* x, float* y, int64_t l
       }
       for (; j < sp; ++j) a0 += ld8(v + j * b);
       const v8f s = (a0 + a1) + (a2 + a3);
-      for (int c = 0; c < 8; ++c) y[nb * b + c0 + c] = sp ? s[c] / static_cast<float>(sp) : 0.f;
+      const int64_t ch = nb % blocks * b + c0;  // channel of lane 0
+      float* out = y + nb / blocks * C + ch;
+      for (int c = 0; c < 8 && ch + c < C; ++c) out[c] = sp ? s[c] / static_cast<float>(sp) : 0.f;
     }
 }
 
@@ -357,9 +361,9 @@ Status global_pool(KernelContext& ctx) {
     if (const int64_t b = blocked_block(ctx.attrs(), false, 0, x.dtype, x.dims)) {
       const float* xp = x.as<float>();
       float* yp = y->as<float>();
-      const int64_t blocks = y->elements() / b;  // N * C / b
+      const int64_t C = x.dims[1], blocks = x.dims[0] * ((C + b - 1) / b);  // padded blocks too
       parallel_for(blocks, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, sp * b)),
-                   [&](int64_t lo, int64_t hi) { average_blocked_f32(xp, yp, lo, hi, sp, b); });
+                   [&](int64_t lo, int64_t hi) { average_blocked_f32(xp, yp, lo, hi, sp, b, C); });
       return Status::Ok();
     }
   }
