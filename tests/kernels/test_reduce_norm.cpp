@@ -268,6 +268,46 @@ TEST(Norm, LayerNormStatsOutputs) {
   EXPECT_NEAR(values<float>(r.outputs[2])[0], 1.f, 1e-6f);
 }
 
+// float32 Y only, scale and B over exactly the normalised dims (the eight-
+// lane path): against a double reference, for row lengths with and without
+// a tail of fewer than 8 / 16 values, with and without B, and RMS.
+TEST(Norm, LayerNormAndRmsNormFloat32RowsMatchReference) {
+  for (const int64_t cols : {3, 8, 21, 48, 768}) {
+    const int64_t rows = 5;
+    std::vector<float> x = random_floats(static_cast<size_t>(rows * cols), 11);
+    const std::vector<float> scale = random_floats(static_cast<size_t>(cols), 12);
+    const std::vector<float> bias = random_floats(static_cast<size_t>(cols), 13);
+    for (float& v : x) v += 3.f;  // a mean well away from 0
+    for (const bool rms : {false, true})
+      for (const bool with_bias : {false, true}) {
+        if (rms && with_bias) continue;
+        std::vector<Data> in = {tensor<float>({rows, 1, cols}, x), tensor<float>({1, cols}, scale)};
+        if (with_bias) in.push_back(tensor<float>({cols}, bias));
+        OpRun r = rms ? run_op("RMSNormalization", in, attrs({{"epsilon", attr_float(1e-3f)}}), 23)
+                      : run_op("LayerNormalization", in, attrs({{"epsilon", attr_float(1e-3f)}}), 17);
+        ASSERT_TRUE(r.status.ok()) << r.status.message();
+        const std::vector<float> y = values<float>(r.outputs[0]);
+        ASSERT_EQ(y.size(), x.size());
+        for (int64_t i = 0; i < rows; ++i) {
+          double mean = 0, var = 0;
+          for (int64_t j = 0; j < cols; ++j) mean += rms ? 0.0 : x[static_cast<size_t>(i * cols + j)];
+          mean /= static_cast<double>(cols);
+          for (int64_t j = 0; j < cols; ++j) {
+            const double d = x[static_cast<size_t>(i * cols + j)] - mean;
+            var += d * d;
+          }
+          const double inv = 1.0 / std::sqrt(var / static_cast<double>(cols) + 1e-3);
+          for (int64_t j = 0; j < cols; ++j) {
+            const size_t k = static_cast<size_t>(i * cols + j);
+            const double want = (x[k] - mean) * inv * scale[static_cast<size_t>(j)] + (with_bias ? bias[static_cast<size_t>(j)] : 0.0);
+            ASSERT_NEAR(y[k], want, 1e-4 * (1 + std::fabs(want))) << "cols " << cols << (rms ? " rms" : "")
+                                                                   << (with_bias ? " bias" : "") << " at " << k;
+          }
+        }
+      }
+  }
+}
+
 TEST(Norm, RmsNormFloat16AndScaleBroadcast) {
   OpRun r = run_op("RMSNormalization", {half({2, 2}, {3, 4, 0, 0}), half({1}, {2})},
                    attrs({{"epsilon", attr_float(0)}}), 23);
