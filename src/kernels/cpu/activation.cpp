@@ -98,8 +98,20 @@ Status hard_swish(KernelContext& ctx) {
   });
 }
 
+// float: the branch-free forms (unary_common.h), so the loops vectorise.
+template <class C>
+C tanh_of(C v) {
+  if constexpr (std::is_same_v<C, float>) return unary::tanh_approx(v);
+  else return std::tanh(v);
+}
+template <class C>
+C erf_of(C v) {
+  if constexpr (std::is_same_v<C, float>) return unary::erf_approx(v);
+  else return std::erf(v);
+}
+
 Status tanh_op(KernelContext& ctx) {
-  return run_same_type<kFloats>(ctx, [](auto v) { return std::tanh(v); });
+  return run_same_type<kFloats>(ctx, [](auto v) { return tanh_of(v); });
 }
 
 Status softplus_op(KernelContext& ctx) {
@@ -111,7 +123,7 @@ Status softsign(KernelContext& ctx) {
 }
 
 Status mish(KernelContext& ctx) {
-  return run_same_type<kFloats>(ctx, [](auto v) { return v * std::tanh(softplus(v)); });
+  return run_same_type<kFloats>(ctx, [](auto v) { return v * tanh_of(softplus(v)); });
 }
 
 Status gelu(KernelContext& ctx) {
@@ -120,13 +132,13 @@ Status gelu(KernelContext& ctx) {
     return run_same_type<kFloats>(ctx, [](auto v) {
       using C = decltype(v);
       const C k = C(0.7978845608028654);  // sqrt(2 / pi)
-      return C(0.5) * v * (C(1) + std::tanh(k * (v + C(0.044715) * v * v * v)));
+      return C(0.5) * v * (C(1) + tanh_of(k * (v + C(0.044715) * v * v * v)));
     });
   }
   if (approx != "none") return ctx.fail("Gelu approximate must be \"none\" or \"tanh\", got \"%s\"", approx.c_str());
   return run_same_type<kFloats>(ctx, [](auto v) {
     using C = decltype(v);
-    return C(0.5) * v * (C(1) + std::erf(v * C(0.7071067811865476)));  // x / sqrt(2)
+    return C(0.5) * v * (C(1) + erf_of(v * C(0.7071067811865476)));  // x / sqrt(2)
   });
 }
 
