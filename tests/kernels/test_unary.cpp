@@ -154,22 +154,31 @@ TEST(Activation, ExpApproxMatchesExp) {
   EXPECT_LE(exp_approx(88.72f), std::numeric_limits<float>::max());
 }
 
-// The float32 tanh and erf (branch-free, so Tanh / Erf / Gelu / Mish loops
-// vectorise) against double libm: relative error near 0 (the series), a few
-// ulp of the result elsewhere, and the special values.
-TEST(Activation, TanhAndErfApproxMatchLibm) {
+// The float32 tanh, erf and softplus (branch-free, so Tanh / Erf / Gelu /
+// Softplus / Mish loops vectorise) against double libm: relative error near
+// 0 (the series), a few ulp of the result elsewhere, and the special values.
+TEST(Activation, TanhErfSoftplusApproxMatchLibm) {
   using kernels::cpu::unary::erf_approx;
+  using kernels::cpu::unary::softplus_approx;
   using kernels::cpu::unary::tanh_approx;
-  double worst_tanh = 0, worst_erf = 0;
+  double worst_tanh = 0, worst_erf = 0, worst_softplus = 0;
+  auto rel = [](double got, double want) { return std::fabs(got - want) / std::max(std::fabs(want), 1e-30); };
   auto check = [&](float x) {
-    const double t = std::tanh(static_cast<double>(x)), e = std::erf(static_cast<double>(x));
-    worst_tanh = std::max(worst_tanh, std::fabs(tanh_approx(x) - t) / std::max(std::fabs(t), 1e-30));
-    worst_erf = std::max(worst_erf, std::fabs(erf_approx(x) - e) / std::max(std::fabs(e), 1e-30));
+    const double v = x;
+    worst_tanh = std::max(worst_tanh, rel(tanh_approx(x), std::tanh(v)));
+    worst_erf = std::max(worst_erf, rel(erf_approx(x), std::erf(v)));
+    const double sp = v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+    if (sp > 1e-37) worst_softplus = std::max(worst_softplus, rel(softplus_approx(x), sp));  // normal results
   };
   for (float x = -12.0f; x < 12.0f; x += 0.000731f) check(x);
   for (float x = 1e-30f; x < 1.0f; x *= 1.37f) check(x), check(-x);
+  for (float x = 12.0f; x < 100.0f; x *= 1.01f) check(x), check(-x);
   EXPECT_LT(worst_tanh, 4e-7);
   EXPECT_LT(worst_erf, 4e-7);
+  EXPECT_LT(worst_softplus, 4e-7);
+  EXPECT_EQ(softplus_approx(std::numeric_limits<float>::infinity()), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(softplus_approx(-std::numeric_limits<float>::infinity()), 0.0f);
+  EXPECT_TRUE(std::isnan(softplus_approx(std::nanf(""))));
   const float inf = std::numeric_limits<float>::infinity();
   for (float v : {inf, 100.0f, 1e30f}) {
     EXPECT_EQ(tanh_approx(v), 1.0f) << v;
@@ -186,13 +195,14 @@ TEST(Activation, TanhAndErfApproxMatchLibm) {
   // Through the ops (float32 Exp, Tanh, Erf), the threaded path included.
   std::vector<float> x(100000);
   for (size_t i = 0; i < x.size(); ++i) x[i] = -9.0f + 18.0f * static_cast<float>(i) / static_cast<float>(x.size());
-  for (const char* op : {"Exp", "Tanh", "Erf"}) {
+  for (const std::string op : {"Exp", "Tanh", "Erf", "Softplus", "Mish"}) {
     OpRun r = run_op(op, {tensor<float>({static_cast<int64_t>(x.size())}, x)});
     ASSERT_TRUE(r.status.ok()) << op << ": " << r.status.message();
     const std::vector<float> y = values<float>(r.outputs[0]);
     for (size_t i = 0; i < x.size(); ++i) {
-      const double v = x[i];
-      const double want = op[0] == 'E' && op[1] == 'x' ? std::exp(v) : op[0] == 'T' ? std::tanh(v) : std::erf(v);
+      const double v = x[i], sp = std::log1p(std::exp(v));
+      const double want = op == "Exp" ? std::exp(v) : op == "Tanh" ? std::tanh(v) : op == "Erf" ? std::erf(v)
+                          : op == "Softplus" ? sp : v * std::tanh(sp);
       ASSERT_NEAR(y[i], want, 4e-7 * std::fabs(want) + 1e-30) << op << " at " << v;
     }
   }

@@ -18,7 +18,8 @@ float attr(const KernelContext& ctx, const char* name, float def) { return ctx.a
 // log(1 + exp(x)) without overflow for large x.
 template <class C>
 C softplus(C v) {
-  return v > C(0) ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+  if constexpr (std::is_same_v<C, float>) return unary::softplus_approx(v);  // vectorises
+  else return v > C(0) ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
 }
 
 Status relu(KernelContext& ctx) {
