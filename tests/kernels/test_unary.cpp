@@ -154,10 +154,10 @@ TEST(Activation, ExpApproxMatchesExp) {
   EXPECT_LE(exp_approx(88.72f), std::numeric_limits<float>::max());
 }
 
-// The float32 tanh, erf and softplus (branch-free, so Tanh / Erf / Gelu /
-// Softplus / Mish loops vectorise) against double libm: relative error near
+// The float32 tanh, erf, softplus and log (branch-free, so Tanh / Erf /
+// Gelu / Softplus / Mish / Log loops vectorise) against double libm: relative error near
 // 0 (the series), a few ulp of the result elsewhere, and the special values.
-TEST(Activation, TanhErfSoftplusApproxMatchLibm) {
+TEST(Activation, TanhErfSoftplusLogApproxMatchLibm) {
   using kernels::cpu::unary::erf_approx;
   using kernels::cpu::unary::softplus_approx;
   using kernels::cpu::unary::tanh_approx;
@@ -176,6 +176,26 @@ TEST(Activation, TanhErfSoftplusApproxMatchLibm) {
   EXPECT_LT(worst_tanh, 4e-7);
   EXPECT_LT(worst_erf, 4e-7);
   EXPECT_LT(worst_softplus, 4e-7);
+  // log: every binade from the smallest denormal up, and around 1.
+  using kernels::cpu::unary::log_approx;
+  double worst_log = 0;
+  for (float x = std::numeric_limits<float>::denorm_min(); x < 3e38f;
+       x = std::max(x * 1.0137f, std::nextafter(x, 1.0f))) {  // denormals: at least one step
+    const double want = std::log(static_cast<double>(x));
+    worst_log = std::max(worst_log, std::fabs(log_approx(x) - want) / std::max(std::fabs(want), 1.0));
+  }
+  for (float x = 0.5f; x < 2.0f; x += 1e-5f) {
+    const double want = std::log(static_cast<double>(x));
+    if (std::fabs(want) > 1e-6) worst_log = std::max(worst_log, std::fabs(log_approx(x) - want) / std::fabs(want));
+  }
+  EXPECT_LT(worst_log, 4e-7);
+  EXPECT_EQ(log_approx(1.0f), 0.0f);
+  EXPECT_EQ(log_approx(0.0f), -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(log_approx(-0.0f), -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(log_approx(std::numeric_limits<float>::infinity()), std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(log_approx(-1.0f)));
+  EXPECT_TRUE(std::isnan(log_approx(-std::numeric_limits<float>::infinity())));
+  EXPECT_TRUE(std::isnan(log_approx(std::nanf(""))));
   EXPECT_EQ(softplus_approx(std::numeric_limits<float>::infinity()), std::numeric_limits<float>::infinity());
   EXPECT_EQ(softplus_approx(-std::numeric_limits<float>::infinity()), 0.0f);
   EXPECT_TRUE(std::isnan(softplus_approx(std::nanf(""))));
@@ -195,15 +215,19 @@ TEST(Activation, TanhErfSoftplusApproxMatchLibm) {
   // Through the ops (float32 Exp, Tanh, Erf), the threaded path included.
   std::vector<float> x(100000);
   for (size_t i = 0; i < x.size(); ++i) x[i] = -9.0f + 18.0f * static_cast<float>(i) / static_cast<float>(x.size());
-  for (const std::string op : {"Exp", "Tanh", "Erf", "Softplus", "Mish"}) {
-    OpRun r = run_op(op, {tensor<float>({static_cast<int64_t>(x.size())}, x)});
+  for (const std::string op : {"Exp", "Tanh", "Erf", "Softplus", "Mish", "Log"}) {
+    std::vector<float> in = x;
+    if (op == "Log")
+      for (float& v : in) v = std::fabs(v);
+    OpRun r = run_op(op, {tensor<float>({static_cast<int64_t>(in.size())}, in)});
     ASSERT_TRUE(r.status.ok()) << op << ": " << r.status.message();
     const std::vector<float> y = values<float>(r.outputs[0]);
     for (size_t i = 0; i < x.size(); ++i) {
-      const double v = x[i], sp = std::log1p(std::exp(v));
+      const double v = op == "Log" ? std::fabs(x[i]) : x[i], sp = std::log1p(std::exp(v));
       const double want = op == "Exp" ? std::exp(v) : op == "Tanh" ? std::tanh(v) : op == "Erf" ? std::erf(v)
-                          : op == "Softplus" ? sp : v * std::tanh(sp);
-      ASSERT_NEAR(y[i], want, 4e-7 * std::fabs(want) + 1e-30) << op << " at " << v;
+                          : op == "Softplus" ? sp : op == "Mish" ? v * std::tanh(sp) : std::log(v);
+      if (std::isinf(want)) ASSERT_EQ(y[i], want) << op << " at " << v;  // log(0)
+      else ASSERT_NEAR(y[i], want, 4e-7 * std::fabs(want) + 1e-30) << op << " at " << v;
     }
   }
 }

@@ -113,6 +113,35 @@ inline float erf_approx(float x) {
   return with_sign_of(x, select_bits(-static_cast<int32_t>(a < 1.f), small, large));
 }
 
+// Natural log for float, branch-free (libm's logf stops the vectoriser).
+// x = m 2^e with m in [sqrt(1/2), sqrt(2)) (denormals scaled by 2^24
+// first), log m = 2 atanh(s), s = (m - 1) / (m + 1) in [-0.172, 0.172], by
+// the odd series to s^13 (next term below 1e-11); then + e ln 2 in two
+// parts. A few ulp. 0 gives -inf, negatives and NaN give NaN, +inf +inf.
+inline float log_approx(float x) {
+  const int32_t tiny = -static_cast<int32_t>(x < 1.17549435e-38f);  // denormal or below
+  const float xs = select_bits(tiny, x * 16777216.f, x);             // * 2^24
+  const int32_t bits = std::bit_cast<int32_t>(xs);
+  // Exponent relative to [sqrt(1/2), sqrt(2)): subtract the bits of sqrt(1/2).
+  const int32_t e = ((bits - 0x3f3504f3) >> 23);
+  const float m = std::bit_cast<float>(bits - (e << 23));
+  const float fe = static_cast<float>(e) - select_bits(tiny, 24.f, 0.f);
+  const float s = (m - 1.f) / (m + 1.f), z = s * s;
+  float p = 1.f / 13.f;
+  p = p * z + 1.f / 11.f;
+  p = p * z + 1.f / 9.f;
+  p = p * z + 1.f / 7.f;
+  p = p * z + 1.f / 5.f;
+  p = p * z + 1.f / 3.f;
+  const float lm = 2.f * (s + s * z * p);
+  const float r = fe * 0.693359375f + (fe * -2.12194440e-4f + lm);  // ln 2 = 0.693359375 - 2.12194440e-4
+  // Specials on bits: x == 0 -> -inf, x < 0 or NaN -> NaN, +inf -> +inf.
+  const float inf = std::numeric_limits<float>::infinity();
+  float out = select_bits(-static_cast<int32_t>(x == 0.f), -inf, r);
+  out = select_bits(-static_cast<int32_t>(x == inf), inf, out);
+  return select_bits(-static_cast<int32_t>(!(x >= 0.f)), std::numeric_limits<float>::quiet_NaN(), out);
+}
+
 // softplus = log(1 + e^x) for float, branch-free: max(x, 0) + log1p(u) with
 // u = e^-|x| in (0, 1], and log1p(u) = 2 atanh(s), s = u / (2 + u) in
 // (0, 1/3], by the odd series to s^15 (next term below 1e-8 relative). No

@@ -44,7 +44,13 @@ struct ExpF {  // float: branch-free, so the loop vectorises (libm's expf does n
     else return std::exp(v);
   }
 };
-OPENACL_FLOAT_FN(LogF, std::log(v))
+struct LogF {  // float: branch-free, so the loop vectorises (libm's logf does not)
+  template <class C>
+  C operator()(C v) const {
+    if constexpr (std::is_same_v<C, float>) return unary::log_approx(v);
+    else return std::log(v);
+  }
+};
 OPENACL_FLOAT_FN(FloorF, std::floor(v))
 OPENACL_FLOAT_FN(CeilF, std::ceil(v))
 // nearbyint rounds in the current mode, which is round-half-to-even by
