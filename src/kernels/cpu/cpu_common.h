@@ -23,10 +23,15 @@
 // picked at load time, so the library itself keeps the baseline ISA. Not
 // under ThreadSanitizer: the clones' ifunc resolvers run while the library is
 // relocated, before TSan's runtime is up, and its instrumentation crashes there.
+// OPENACL_WIDE_CLONES adds an x86-64-v4 (AVX-512) clone, for loops GCC
+// vectorises itself (the element-wise map: 16 lanes where the CPU has them,
+// 1.6-11x faster than 8 on a Zen 5; the v8f helpers gain nothing from it).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define OPENACL_AVX2_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define OPENACL_WIDE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define OPENACL_AVX2_CLONES
+#define OPENACL_WIDE_CLONES
 #endif
 
 namespace openacl::kernels::cpu {
