@@ -164,9 +164,11 @@ inline float softplus_approx(float x) {
 
 // y[i] = store<Out>(f(load(x[i]))) for i in [b, e): a function of its own
 // under the AVX-512 / AVX2 clones (a loop written inside the lambda given to
-// parallel_for is compiled for the baseline only, four floats at a time).
+// parallel_for is compiled for the baseline only, four floats at a time),
+// flattened: f and the math it calls are inlined whatever their size, or the
+// loop would call them once per element (Mish: softplus, tanh, two exps).
 template <class In, class Out, class F>
-OPENACL_WIDE_CLONES void map_range(const In* x, Out* y, int64_t b, int64_t e, const F& f) {
+OPENACL_WIDE_CLONES __attribute__((flatten)) void map_range(const In* x, Out* y, int64_t b, int64_t e, const F& f) {
 #pragma omp simd
   for (int64_t i = b; i < e; ++i) y[i] = store<Out>(f(load(x[i])));
 }
