@@ -79,7 +79,10 @@ inline float tanh_approx(float x) {
   p = p * z + 2.f / 15.f;
   p = p * z - 1.f / 3.f;
   const float small = a + a * z * p;
-  const float e = exp_approx(-2.f * a);
+  // e^-2|x| no smaller than e^-80 (tanh is 1 in float long before): a
+  // denormal e would cost microcode assists on every lane. (A NaN fails
+  // the compare and flows on.)
+  const float e = exp_approx(-select_bits(-static_cast<int32_t>(a > 40.f), 80.f, 2.f * a));
   const float large = (1.f - e) / (1.f + e);
   return with_sign_of(x, select_bits(-static_cast<int32_t>(a < 0.5f), small, large));
 }
@@ -109,7 +112,8 @@ inline float erf_approx(float x) {
   q = q * t + 1.421413741f;
   q = q * t - 0.284496736f;
   q = q * t + 0.254829592f;
-  const float large = 1.f - q * t * exp_approx(-z);
+  // e^-x^2 no smaller than e^-80 (erf is 1 in float from |x| = 4): see tanh_approx.
+  const float large = 1.f - q * t * exp_approx(-select_bits(-static_cast<int32_t>(z > 80.f), 80.f, z));
   return with_sign_of(x, select_bits(-static_cast<int32_t>(a < 1.f), small, large));
 }
 
