@@ -234,6 +234,81 @@ Attribute int_attr(int64_t v) {
 
 }  // namespace
 
+namespace {
+
+// n's permutation: its perm attribute, or the reversal of its input's known
+// rank; false when neither is there.
+bool transpose_perm(const Node& n, std::vector<int64_t>* perm) {
+  if (n.op_type != "Transpose" || !n.domain.empty() || n.inputs.size() != 1 || n.outputs.size() != 1 || !n.input(0) ||
+      !n.output(0))
+    return false;
+  if (const auto p = n.attrs.get_ints("perm")) {
+    *perm = *p;
+  } else {
+    const Value* x = n.input(0);
+    if (!x->type.shape) return false;
+    perm->clear();
+    for (int64_t i = static_cast<int64_t>(x->type.shape->size()); i-- > 0;) perm->push_back(i);
+  }
+  std::vector<bool> seen(perm->size(), false);
+  for (int64_t a : *perm) {
+    if (a < 0 || a >= static_cast<int64_t>(perm->size()) || seen[static_cast<size_t>(a)]) return false;
+    seen[static_cast<size_t>(a)] = true;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status merge_transposes(Graph& g, size_t* rewrites) {
+  *rewrites = 0;
+  std::vector<Node*> second;
+  for (const auto& n : g.nodes()) second.push_back(n.get());
+  std::vector<Node*> removed;
+  for (Node* t2 : second) {
+    if (std::find(removed.begin(), removed.end(), t2) != removed.end()) continue;
+    std::vector<int64_t> p1, p2;
+    if (!transpose_perm(*t2, &p2)) continue;
+    Value* mid = t2->input(0);
+    Node* t1 = mid->producer;
+    if (!t1 || !transpose_perm(*t1, &p1) || p1.size() != p2.size()) continue;
+    Value* x = t1->input(0);
+    // Y[j] = mid[p2[j]] = x[p1[p2[j]]].
+    std::vector<int64_t> p(p2.size());
+    bool identity = true;
+    for (size_t j = 0; j < p2.size(); ++j) {
+      p[j] = p1[static_cast<size_t>(p2[j])];
+      identity = identity && p[j] == static_cast<int64_t>(j);
+    }
+    mid->consumers.erase(std::find(mid->consumers.begin(), mid->consumers.end(), t2));
+    t2->inputs[0] = x;
+    x->consumers.push_back(t2);
+    Value* y = t2->output(0);
+    if (identity && !y->is_graph_output) {  // the readers take x; t2 goes
+      for (Node* c : std::vector<Node*>(y->consumers)) {
+        for (Value*& in : c->inputs)
+          if (in == y) {
+            in = x;
+            x->consumers.push_back(c);
+          }
+      }
+      y->consumers.clear();
+      g.remove_node(t2);
+      removed.push_back(t2);
+    } else if (identity) {
+      t2->op_type = "Identity";
+      t2->attrs = AttributeMap();
+    } else {
+      Attribute a;
+      a.kind = Attribute::Kind::kInts;
+      a.ints = p;
+      t2->attrs.set("perm", a);
+    }
+    ++*rewrites;
+  }
+  return Status::Ok();
+}
+
 Status fuse_gelu(Graph& g, size_t* rewrites) {
   *rewrites = 0;
   std::vector<Node*> erfs;

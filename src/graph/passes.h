@@ -54,6 +54,15 @@ inline constexpr const char* kFusedDwBetaAttr = "__openacl_dw_activation_beta"; 
 inline constexpr int64_t kDwFusionMinBytes = 1 << 20;
 Status fuse_conv_depthwise(Graph& g, size_t* rewrites);
 
+// A Transpose whose input is another Transpose's output reads that one's
+// input instead, with the two permutations composed; where they cancel
+// (NHWC <-> NCHW pairs, as converters from TensorFlow leave them), the
+// readers of the second take the first's input directly (an Identity where
+// the second's output is a graph output). The first goes with the dead
+// nodes when nothing else reads it. Any dtype; perm given or the default
+// reversal of a known rank.
+Status merge_transposes(Graph& g, size_t* rewrites);
+
 // GELU written out with Erf, as PyTorch exports it — x * 0.5 * (1 + erf(x /
 // sqrt(2))) in any operand order, the scaling as Div by sqrt(2) or Mul by its
 // inverse — becomes one Gelu node (opset 20, approximate "none"). float32.

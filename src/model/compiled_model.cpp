@@ -279,6 +279,8 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
     m->fused_ += fused;
     OPENACL_RETURN_IF_ERROR(graph::fuse_attention(g, &fused));
     m->fused_ += fused;
+    OPENACL_RETURN_IF_ERROR(graph::merge_transposes(g, &fused));  // after attention: it reads Transpose pairs
+    m->fused_ += fused;
     OPENACL_RETURN_IF_ERROR(graph::fuse_conv_add(g, &fused));
     m->fused_ += fused;
     OPENACL_RETURN_IF_ERROR(graph::fuse_conv_activation(g, &fused));
