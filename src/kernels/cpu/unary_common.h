@@ -117,11 +117,25 @@ inline float erf_approx(float x) {
   return with_sign_of(x, select_bits(-static_cast<int32_t>(a < 1.f), small, large));
 }
 
+// 2 atanh(s) = log((1 + s) / (1 - s)) for |s| <= 1/3, by the odd series to
+// s^15 (the next term is below 1e-8 relative at s = 1/3).
+inline float two_atanh(float s) {
+  const float z = s * s;
+  float p = 1.f / 15.f;
+  p = p * z + 1.f / 13.f;
+  p = p * z + 1.f / 11.f;
+  p = p * z + 1.f / 9.f;
+  p = p * z + 1.f / 7.f;
+  p = p * z + 1.f / 5.f;
+  p = p * z + 1.f / 3.f;
+  return 2.f * (s + s * z * p);
+}
+
 // Natural log for float, branch-free (libm's logf stops the vectoriser).
 // x = m 2^e with m in [sqrt(1/2), sqrt(2)) (denormals scaled by 2^24
-// first), log m = 2 atanh(s), s = (m - 1) / (m + 1) in [-0.172, 0.172], by
-// the odd series to s^13 (next term below 1e-11); then + e ln 2 in two
-// parts. A few ulp. 0 gives -inf, negatives and NaN give NaN, +inf +inf.
+// first), log m = 2 atanh(s), s = (m - 1) / (m + 1) in [-0.172, 0.172];
+// then + e ln 2 in two parts. A few ulp. 0 gives -inf, negatives and NaN
+// give NaN, +inf +inf.
 inline float log_approx(float x) {
   const int32_t tiny = -static_cast<int32_t>(x < 1.17549435e-38f);  // denormal or below
   const float xs = select_bits(tiny, x * 16777216.f, x);             // * 2^24
@@ -130,14 +144,7 @@ inline float log_approx(float x) {
   const int32_t e = ((bits - 0x3f3504f3) >> 23);
   const float m = std::bit_cast<float>(bits - (e << 23));
   const float fe = static_cast<float>(e) - select_bits(tiny, 24.f, 0.f);
-  const float s = (m - 1.f) / (m + 1.f), z = s * s;
-  float p = 1.f / 13.f;
-  p = p * z + 1.f / 11.f;
-  p = p * z + 1.f / 9.f;
-  p = p * z + 1.f / 7.f;
-  p = p * z + 1.f / 5.f;
-  p = p * z + 1.f / 3.f;
-  const float lm = 2.f * (s + s * z * p);
+  const float lm = two_atanh((m - 1.f) / (m + 1.f));
   const float r = fe * 0.693359375f + (fe * -2.12194440e-4f + lm);  // ln 2 = 0.693359375 - 2.12194440e-4
   // Specials on bits: x == 0 -> -inf, x < 0 or NaN -> NaN, +inf -> +inf.
   const float inf = std::numeric_limits<float>::infinity();
@@ -148,22 +155,13 @@ inline float log_approx(float x) {
 
 // softplus = log(1 + e^x) for float, branch-free: max(x, 0) + log1p(u) with
 // u = e^-|x| in (0, 1], and log1p(u) = 2 atanh(s), s = u / (2 + u) in
-// (0, 1/3], by the odd series to s^15 (next term below 1e-8 relative). No
-// cancellation for tiny u (s = u / 2 to within rounding), so e^x for very
-// negative x keeps its precision. NaN stays NaN; +inf gives +inf, -inf 0.
+// (0, 1/3]. No cancellation for tiny u (s = u / 2 to within rounding), so
+// e^x for very negative x keeps its precision. NaN stays NaN; +inf gives
+// +inf, -inf 0.
 inline float softplus_approx(float x) {
   const float a = std::bit_cast<float>(std::bit_cast<int32_t>(x) & 0x7fffffff);
   const float u = exp_approx(-a);
-  const float s = u / (2.f + u), z = s * s;
-  float p = 1.f / 15.f;
-  p = p * z + 1.f / 13.f;
-  p = p * z + 1.f / 11.f;
-  p = p * z + 1.f / 9.f;
-  p = p * z + 1.f / 7.f;
-  p = p * z + 1.f / 5.f;
-  p = p * z + 1.f / 3.f;
-  const float log1p_u = 2.f * (s + s * z * p);
-  return (x > 0.f ? x : 0.f) + log1p_u;
+  return (x > 0.f ? x : 0.f) + two_atanh(u / (2.f + u));
 }
 
 // y[i] = store<Out>(f(load(x[i]))) for i in [b, e): a function of its own
