@@ -299,7 +299,8 @@ TEST(Norm, LayerNormAndRmsNormFloat32RowsMatchReference) {
           const double inv = 1.0 / std::sqrt(var / static_cast<double>(cols) + 1e-3);
           for (int64_t j = 0; j < cols; ++j) {
             const size_t k = static_cast<size_t>(i * cols + j);
-            const double want = (x[k] - mean) * inv * scale[static_cast<size_t>(j)] + (with_bias ? bias[static_cast<size_t>(j)] : 0.0);
+            const size_t c = static_cast<size_t>(j);
+            const double want = (x[k] - mean) * inv * scale[c] + (with_bias ? bias[c] : 0.0);
             ASSERT_NEAR(y[k], want, 1e-4 * (1 + std::fabs(want))) << "cols " << cols << (rms ? " rms" : "")
                                                                    << (with_bias ? " bias" : "") << " at " << k;
           }

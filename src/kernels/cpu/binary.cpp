@@ -185,7 +185,10 @@ class BlockedChannelScaleMul final : public Kernel {
         const float* scale = sp + (per_image ? q / blocks * C : 0) + q % blocks * b;
         const int64_t tail = C - q % blocks * b;  // channels in this block
         alignas(64) float padded[16] = {};
-        if (tail < b) scale = static_cast<const float*>(std::memcpy(padded, scale, static_cast<size_t>(tail) * sizeof(float)));
+        if (tail < b) {  // the padding lanes: scaled by 0, and the scale is not read past C
+          std::memcpy(padded, scale, static_cast<size_t>(tail) * sizeof(float));
+          scale = padded;
+        }
         scale_block(xp + q * S * b, yp + q * S * b, S, b, scale);
       }
     });

@@ -139,10 +139,12 @@ inline float two_atanh(float s) {
 inline float log_approx(float x) {
   const int32_t tiny = -static_cast<int32_t>(x < 1.17549435e-38f);  // denormal or below
   const float xs = select_bits(tiny, x * 16777216.f, x);             // * 2^24
-  const int32_t bits = std::bit_cast<int32_t>(xs);
-  // Exponent relative to [sqrt(1/2), sqrt(2)): subtract the bits of sqrt(1/2).
-  const int32_t e = ((bits - 0x3f3504f3) >> 23);
-  const float m = std::bit_cast<float>(bits - (e << 23));
+  // Exponent relative to [sqrt(1/2), sqrt(2)): subtract the bits of
+  // sqrt(1/2). Unsigned arithmetic: a negative x's bits would overflow an
+  // int (its result is replaced by NaN below anyway).
+  const uint32_t bits = std::bit_cast<uint32_t>(xs);
+  const int32_t e = static_cast<int32_t>(bits - 0x3f3504f3u) >> 23;
+  const float m = std::bit_cast<float>(bits - (static_cast<uint32_t>(e) << 23));
   const float fe = static_cast<float>(e) - select_bits(tiny, 24.f, 0.f);
   const float lm = two_atanh((m - 1.f) / (m + 1.f));
   const float r = fe * 0.693359375f + (fe * -2.12194440e-4f + lm);  // ln 2 = 0.693359375 - 2.12194440e-4
