@@ -184,8 +184,9 @@ class BlockedChannelScaleMul final : public Kernel {
       for (int64_t q = lo; q < hi; ++q) {
         const float* scale = sp + (per_image ? q / blocks * C : 0) + q % blocks * b;
         const int64_t tail = C - q % blocks * b;  // channels in this block
-        alignas(64) float padded[16] = {};
+        alignas(64) float padded[16];
         if (tail < b) {  // the padding lanes: scaled by 0, and the scale is not read past C
+          std::fill(padded + tail, padded + b, 0.f);
           std::memcpy(padded, scale, static_cast<size_t>(tail) * sizeof(float));
           scale = padded;
         }
