@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Per-node times of one model, OpenACL beside onnxruntime, to find the nodes
-where OpenACL loses.
+"""Per-node times of one model, OpenACL beside onnxruntime or OpenVINO, to find
+the nodes where OpenACL loses.
 
     python3 bench/node_times.py MODEL.onnx [--input NAME=FILE.npy ...]
-        [--threads N] [--runs N] [--top N] [--group REGEX] [--json FILE]
+        [--peer onnxruntime|openvino] [--threads N] [--runs N] [--top N]
+        [--group REGEX] [--json FILE]
 
 1. onnxruntime runs the model `--runs` times with its profiler on
    (SessionOptions.enable_profiling); each node's kernel time is the median
@@ -11,9 +12,16 @@ where OpenACL loses.
    named after an output, `..._nchwc`) is charged to the Conv / Gemm /
    MatMul its chain starts from, found by walking the graph back from that
    output; one with a new name (`Gelu_token_12`) is listed as unmatched.
+   With `--peer openvino`, OpenVINO (float32, as bench/models_bench.py runs
+   it) runs with PERF_COUNT on and each executed node's real_time after the
+   last run is taken; its nodes are named after the ONNX node (a Conv's
+   with `/WithoutBiases` appended) or after an output tensor, and a Reorder
+   is charged to the node it feeds (the node whose name ends its own).
 2. OpenACL: `openacl-run MODEL --times --repeat N` (each node's median
    over the N runs; fused nodes keep the first node's name).
-3. Rows joined by node name, slowest difference first; `--group REGEX`
+3. Rows joined by node name, slowest difference first (a peer's node that
+   OpenACL fused into the one before it gets a row of its own, "(fused)",
+   with 0 ms on OpenACL's side); `--group REGEX`
    sums the rows whose names match after REGEX's matches are replaced by
    "*" (`--group 'layers\\.\\d+'` gives one row per kind of layer).
 
@@ -88,6 +96,43 @@ def onnxruntime_times(path, feeds, threads, runs):
     return times, unmatched
 
 
+def openvino_times(path, feeds, threads, runs):
+    import onnx
+    import openvino as ov
+    compiled = ov.Core().compile_model(str(path), "CPU", {
+        "PERF_COUNT": "YES", "INFERENCE_NUM_THREADS": str(threads), "NUM_STREAMS": "1",
+        "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32"})
+    request = compiled.create_infer_request()
+    inputs = {p.get_any_name(): feeds[p.get_any_name()] for p in compiled.inputs}
+    samples = collections.defaultdict(list)
+    for _ in range(runs):
+        request.infer(inputs)
+        for info in request.get_profiling_info():
+            if info.status == info.status.EXECUTED:
+                samples[info.node_name].append(info.real_time.total_seconds() * 1e3)
+    graph = onnx.load(str(path), load_external_data=False).graph
+    producer = {o: n for n in graph.node for o in n.output}
+    by_name = {n.name: n for n in graph.node if n.name}
+
+    def onnx_node(name):
+        name = name[: -len("/WithoutBiases")] if name.endswith("/WithoutBiases") else name
+        node = by_name.get(name) or producer.get(name)
+        if node is None:  # a Reorder: named ..._<the node it feeds>
+            ends = [k for k in by_name if name.endswith("_" + k)]
+            node = by_name[max(ends, key=len)] if ends else None
+        return node
+
+    times, unmatched = collections.defaultdict(float), {}
+    for name, v in samples.items():
+        ms = float(np.median(v[len(v) // 4:]))
+        node = onnx_node(name)
+        if node is None:
+            unmatched[name] = ms
+        else:
+            times[node.name] += ms
+    return times, unmatched
+
+
 def openacl_times(path, inputs, threads, runs):
     tool = BUILD / "bin" / "openacl-run"
     if not tool.exists():
@@ -114,6 +159,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("model")
     p.add_argument("--input", action="append", default=[], help="NAME=FILE.npy (repeatable)")
+    p.add_argument("--peer", choices=("onnxruntime", "openvino"), default="onnxruntime")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--top", type=int, default=25)
@@ -145,29 +191,34 @@ def main(argv=None):
                 files[vi.name] = os.path.join(tmp, f"in{len(files)}.npy")
                 np.save(files[vi.name], random_input(vi, rng))
             feeds[vi.name] = np.load(files[vi.name])
-        ort_t, unmatched = onnxruntime_times(path, feeds, a.threads, a.runs)
+        peer_times = openvino_times if a.peer == "openvino" else onnxruntime_times
+        ort_t, unmatched = peer_times(path, feeds, a.threads, a.runs)
         ours, total = openacl_times(path, files, a.threads, a.runs)
 
     rows = []
     for name, (ms, op) in ours.items():
         peer = ort_t.get(name)
         key = re.sub(a.group, "*", name) if a.group else name
-        rows.append({"name": key, "op": op, "openacl_ms": ms, "onnxruntime_ms": peer, "nodes": 1})
+        rows.append({"name": key, "op": op, "openacl_ms": ms, "peer_ms": peer, "nodes": 1})
+    for name, peer in ort_t.items():  # the peer's node where OpenACL fused it into another
+        if name not in ours:
+            key = re.sub(a.group, "*", name) if a.group else name
+            rows.append({"name": key, "op": "(fused)", "openacl_ms": 0.0, "peer_ms": peer, "nodes": 1})
     if a.group:
         merged = {}
         for r in rows:
-            m = merged.setdefault(r["name"], dict(r, openacl_ms=0.0, onnxruntime_ms=0.0, nodes=0))
+            m = merged.setdefault(r["name"], dict(r, openacl_ms=0.0, peer_ms=0.0, nodes=0))
             m["openacl_ms"] += r["openacl_ms"]
-            m["onnxruntime_ms"] = (m["onnxruntime_ms"] or 0.0) + (r["onnxruntime_ms"] or 0.0)
+            m["peer_ms"] = (m["peer_ms"] or 0.0) + (r["peer_ms"] or 0.0)
             m["nodes"] += 1
         rows = list(merged.values())
-    rows.sort(key=lambda r: r["openacl_ms"] - (r["onnxruntime_ms"] or 0.0), reverse=True)
+    rows.sort(key=lambda r: r["openacl_ms"] - (r["peer_ms"] or 0.0), reverse=True)
 
     print(f"{a.model}: {a.threads} thread(s), {a.runs} runs; OpenACL median {total} ms, "
-          f"sum of onnxruntime's profiled nodes {sum(ort_t.values()):.3f} ms")
-    print(f"{'diff ms':>8} {'openacl':>9} {'onnxrt':>9} {'ratio':>6}  op / node")
+          f"sum of {a.peer}'s profiled nodes {sum(ort_t.values()) + sum(unmatched.values()):.3f} ms")
+    print(f"{'diff ms':>8} {'openacl':>9} {a.peer[:9]:>9} {'ratio':>6}  op / node")
     for r in rows[: a.top]:
-        peer = r["onnxruntime_ms"]
+        peer = r["peer_ms"]
         ratio = f"{r['openacl_ms'] / peer:6.2f}" if peer else "     -"
         peer_s = f"{peer:9.3f}" if peer else "        -"
         count = f" (x{r['nodes']})" if r["nodes"] > 1 else ""
@@ -175,11 +226,12 @@ def main(argv=None):
               f"{r['op']} {r['name']}{count}")
     if unmatched:
         worst = sorted(unmatched.items(), key=lambda kv: -kv[1])[:8]
-        print("onnxruntime nodes not matched to one of ours:",
+        print(f"{a.peer} nodes not matched to one of ours:",
               ", ".join(f"{k} {v:.3f}" for k, v in worst))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"model": a.model, "threads": a.threads, "runs": a.runs, "openacl_median_ms": total,
+            json.dump({"model": a.model, "peer": a.peer, "threads": a.threads, "runs": a.runs,
+                   "openacl_median_ms": total,
                        "rows": rows, "unmatched": unmatched}, f, indent=1)
     return 0
 

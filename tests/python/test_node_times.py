@@ -1,7 +1,8 @@
 """bench/node_times.py on a tiny generated model: two layers of Conv+Relu, then
-Gemm. Each of our nodes gets a row, onnxruntime's times are joined to them by
-name (unnamed nodes are named first), --group sums the two layers into one
-row, and a bad input is a clear error. Timings are never compared."""
+Gemm. Each of our nodes gets a row, onnxruntime's (or OpenVINO's) times are
+joined to them by name (unnamed nodes are named first), --group sums the two
+layers into one row, and a bad input is a clear error. Timings are never
+compared."""
 import json
 import os
 import subprocess
@@ -64,8 +65,25 @@ def test_rows_joined_by_name(tmp_path):
         # that openacl-run's three decimals of a millisecond show.
         assert rows[name]["openacl_ms"] > 0 or name == "/head/gemm"
     assert rows["/head/gemm"]["op"] == "Gemm"
-    assert rows["/head/gemm"]["onnxruntime_ms"] > 0  # onnxruntime keeps the Gemm's name
+    assert rows["/head/gemm"]["peer_ms"] > 0  # onnxruntime keeps the Gemm's name
     assert "/head/gemm" in proc.stdout
+
+
+def test_openvino_as_the_peer(tmp_path):
+    pytest.importorskip("openvino")
+    model = tmp_path / "two.onnx"
+    two_layer_model(model)
+    out = tmp_path / "rows.json"
+    proc = run_tool(model, "--peer", "openvino", "--runs", 3, "--json", out)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = json.loads(out.read_text())
+    assert doc["peer"] == "openvino"
+    rows = {r["name"]: r for r in doc["rows"]}
+    # OpenVINO names a Conv's node ".../WithoutBiases" and the Gemm after its
+    # output "y": both are joined to the ONNX node.
+    assert rows["/layer.1/conv"]["peer_ms"] > 0, doc
+    assert rows["/head/gemm"]["peer_ms"] is not None, doc
+    assert "openvino" in proc.stdout
 
 
 def test_group_sums_layers(tmp_path):
@@ -94,7 +112,7 @@ def test_unnamed_nodes_are_named(tmp_path):
     proc = run_tool(model, "--runs", 2, "--json", out)
     assert proc.returncode == 0, proc.stderr[-2000:]
     [row] = json.loads(out.read_text())["rows"]
-    assert row["name"] == "MatMul_0" and row["onnxruntime_ms"] > 0
+    assert row["name"] == "MatMul_0" and row["peer_ms"] > 0
 
 
 def test_free_dimension_needs_an_input(tmp_path):
