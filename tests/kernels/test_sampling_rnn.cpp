@@ -89,6 +89,66 @@ TEST(Resize, ConstantScalesRunStatic) {
   for (double v : values<double>(r.outputs[0])) EXPECT_NEAR(v, 1.0, 1e-12);
 }
 
+// Float32 linear upsampling of the last two axes with constant scales or
+// sizes takes a path of its own (taps computed at compile time, one pass per
+// plane); the same node with its scales as a graph input takes the general
+// path. Both must agree, for every coordinate mode, whole and fractional
+// scales, sizes, ranks 2 to 5, and Upsample.
+TEST(Resize, LinearUpsampleWithConstantScalesMatchesTheGeneralPath) {
+  struct Case {
+    std::vector<int64_t> x;
+    std::vector<float> scales;   // empty: sizes
+    std::vector<int64_t> sizes;
+    const char* coord;
+    int opset;
+    const char* op;
+  };
+  const std::vector<Case> cases = {
+      {{1, 21, 7, 7}, {1, 1, 8, 8}, {}, "half_pixel", 19, "Resize"},
+      {{1, 3, 5, 6}, {1, 1, 2, 3}, {}, "pytorch_half_pixel", 19, "Resize"},
+      {{2, 3, 5, 4}, {}, {2, 3, 9, 13}, "align_corners", 19, "Resize"},
+      {{1, 2, 4, 5}, {1, 1, 2.5f, 1.7f}, {}, "asymmetric", 19, "Resize"},
+      {{3, 6}, {1.5f, 4}, {}, "half_pixel_symmetric", 19, "Resize"},
+      {{1, 2, 3, 4, 5}, {1, 1, 1, 2, 2}, {}, "half_pixel", 19, "Resize"},
+      {{1, 1, 1, 9}, {1, 1, 3, 2}, {}, "half_pixel", 13, "Resize"},  // one input row, many output rows
+      {{1, 4, 3, 3}, {1, 1, 2, 2}, {}, "", 9, "Upsample"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.op) + " " + c.coord);
+    int64_t n = 1;
+    for (int64_t d : c.x) n *= d;
+    Data x = tensor<float>(c.x, random_floats(static_cast<size_t>(n), 7));
+    OpSpec s;
+    s.op_type = c.op;
+    s.opset = c.opset;
+    s.attrs.set("mode", attr_string("linear"));
+    if (*c.coord) s.attrs.set("coordinate_transformation_mode", attr_string(c.coord));
+    const int64_t r = static_cast<int64_t>(c.x.size());
+    std::vector<Data> in;
+    int at;
+    if (c.opset < 10) {
+      in = {x, tensor<float>({r}, c.scales)};
+      at = 1;
+    } else if (!c.scales.empty()) {
+      in = {x, nullptr, tensor<float>({r}, c.scales)};
+      at = 2;
+    } else {
+      in = {x, nullptr, nullptr, tensor<int64_t>({r}, c.sizes)};
+      at = 3;
+    }
+    OpRun general = run_op(s, in);
+    s.constant_inputs = {at};
+    OpRun fast = run_op(s, in);
+    ASSERT_TRUE(general.status.ok()) << general.status.message();
+    ASSERT_TRUE(fast.status.ok()) << fast.status.message();
+    ASSERT_EQ(fast.outputs[0]->dims, general.outputs[0]->dims);
+    EXPECT_GT(fast.outputs[0]->dims[r - 1], c.x[r - 1] - 1);
+    const std::vector<float> a = values<float>(fast.outputs[0]), b = values<float>(general.outputs[0]);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-5f * (1 + std::fabs(b[i]))) << "at " << i;
+  }
+}
+
 // ---- NonMaxSuppression ----
 
 TEST(NonMaxSuppression, NothingSelectedGivesEmptyOutput) {

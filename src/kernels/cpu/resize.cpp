@@ -422,38 +422,194 @@ Status run_with(KernelContext& ctx, const Params& p, const std::vector<double>& 
   return st;
 }
 
-Status resize(KernelContext& ctx) {
+// Resize's (or Upsample's) parameters and per-axis scales and roi, from its
+// attributes and inputs 1..3.
+Status resize_params(KernelContext& ctx, Params* p, std::vector<double>* scales, std::vector<double>* roi) {
   const bool legacy = ctx.opset() < 11;
-  Params p;
-  OPENACL_RETURN_IF_ERROR(parse_params(ctx, legacy, &p));
-  std::vector<double> scales, roi;
-  OPENACL_RETURN_IF_ERROR(read_inputs(ctx, p, legacy ? 1 : 2, legacy ? -1 : 3, legacy ? -1 : 1, &scales, &roi));
-  return run_with(ctx, p, scales, roi);
+  OPENACL_RETURN_IF_ERROR(parse_params(ctx, legacy, p));
+  return read_inputs(ctx, *p, legacy ? 1 : 2, legacy ? -1 : 3, legacy ? -1 : 1, scales, roi);
 }
 
-Status upsample(KernelContext& ctx) {
-  Params p;
-  OPENACL_RETURN_IF_ERROR(parse_params(ctx, true, &p));
+Status upsample_params(KernelContext& ctx, Params* p, std::vector<double>* scales, std::vector<double>* roi) {
+  OPENACL_RETURN_IF_ERROR(parse_params(ctx, true, p));
   const Tensor& x = ctx.input(0);
-  std::vector<double> scales, roi(static_cast<size_t>(2 * x.rank()), 0.0);
+  roi->assign(static_cast<size_t>(2 * x.rank()), 0.0);
+  scales->clear();
   if (ctx.has_input(1)) {
     const Tensor& s = ctx.input(1);
     dispatch<kFloats>(s.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      for (int64_t i = 0; i < s.elements(); ++i) scales.push_back(static_cast<double>(load(s.as<T>()[i])));
+      for (int64_t i = 0; i < s.elements(); ++i) scales->push_back(static_cast<double>(load(s.as<T>()[i])));
     });
   } else if (auto f = ctx.attrs().get_floats("scales")) {
-    scales.assign(f->begin(), f->end());
+    scales->assign(f->begin(), f->end());
   } else {
-    scales = {1.0, 1.0, ctx.attrs().get_float("height_scale", 1.f), ctx.attrs().get_float("width_scale", 1.f)};
+    *scales = {1.0, 1.0, ctx.attrs().get_float("height_scale", 1.f), ctx.attrs().get_float("width_scale", 1.f)};
   }
-  if (static_cast<int64_t>(scales.size()) != x.rank())
-    return ctx.fail("scales has %zu entries for a rank-%lld input", scales.size(), static_cast<long long>(x.rank()));
+  if (static_cast<int64_t>(scales->size()) != x.rank())
+    return ctx.fail("scales has %zu entries for a rank-%lld input", scales->size(), static_cast<long long>(x.rank()));
+  return Status::Ok();
+}
+
+using ParamsFn = Status (*)(KernelContext&, Params*, std::vector<double>*, std::vector<double>*);
+
+template <ParamsFn kParams>
+Status resample(KernelContext& ctx) {
+  Params p;
+  std::vector<double> scales, roi;
+  OPENACL_RETURN_IF_ERROR(kParams(ctx, &p, &scales, &roi));
   return run_with(ctx, p, scales, roi);
 }
 
-OPENACL_REGISTER_KERNEL(Resize, "cpu").types(numeric_types()).run(resize);
-OPENACL_REGISTER_KERNEL(Upsample, "cpu").types(numeric_types()).run(upsample);
+// The linear taps of one axis as the float32 fast path reads them: output o
+// blends source i0[o] (weight w0[o]) and i1[o] (w1[o]).
+struct LinearTaps {
+  std::vector<int32_t> i0, i1;
+  std::vector<float> w0, w1;
+};
+
+// out[o] = w0[o] * s[i0[o]] + w1[o] * s[i1[o]]: one row resampled along
+// its length (a gather per element; AVX-512 and AVX2 gather eight or
+// sixteen at once).
+OPENACL_WIDE_CLONES void lerp_gather(const float* s, float* d, int64_t n, const int32_t* i0, const int32_t* i1,
+                                     const float* w0, const float* w1) {
+#pragma omp simd
+  for (int64_t o = 0; o < n; ++o) d[o] = w0[o] * s[i0[o]] + w1[o] * s[i1[o]];
+}
+
+// d[j] = a * r0[j] + b * r1[j].
+OPENACL_WIDE_CLONES void lerp_rows(const float* r0, const float* r1, float* d, int64_t n, float a, float b) {
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) d[j] = a * r0[j] + b * r1[j];
+}
+
+// Float32 linear upsampling of the last two axes, the rest untouched, with
+// every shape and scale known when the model is compiled (segmentation
+// heads: LR-ASPP's 8x upsampling of 21x28x28, its 2x of 128x14x14). The taps
+// are computed once here instead of on every run, and each plane is done in
+// one pass: its input rows resampled along W into a per-thread buffer (an
+// input row is read once however many output rows use it), then every
+// output row blended from two of those. The general path (every dtype, mode
+// and axis) resamples axis by axis through whole-tensor intermediates.
+class LinearUpsample2D final : public Kernel {
+ public:
+  // Null when the node is not that case (then the general path runs).
+  static std::unique_ptr<Kernel> make(const KernelInit& init, ParamsFn params, KernelFn general) {
+    if (init.num_outputs() != 1 || !init.has_input(0)) return nullptr;
+    const graph::TensorType& xt = init.input(0);
+    const graph::TensorType& yt = init.output(0);
+    if (xt.dtype != DType::kFloat32 || !xt.shape || !graph::fully_known(*xt.shape) || !yt.shape ||
+        !graph::fully_known(*yt.shape) || xt.rank() < 2 || xt.rank() != yt.rank())
+      return nullptr;
+    // The parameters and scales as a run would read them: the scales, sizes
+    // and roi inputs must be constants.
+    std::vector<Tensor> held(init.num_inputs());
+    std::vector<const Tensor*> ins(init.num_inputs(), nullptr);
+    for (size_t i = 0; i < init.num_inputs(); ++i) {
+      if (!init.has_input(i)) continue;
+      if (i == 0) {
+        held[i].dtype = xt.dtype;
+        for (const graph::Dim& d : *xt.shape) held[i].dims.push_back(d.value);
+      } else {
+        const graph::TensorData* c = init.constant(i);
+        if (!c) return nullptr;
+        held[i].dtype = c->dtype;
+        held[i].dims = c->dims;
+        held[i].data = const_cast<void*>(c->data);
+      }
+      ins[i] = &held[i];
+    }
+    Tensor y;
+    y.dtype = yt.dtype;
+    for (const graph::Dim& d : *yt.shape) y.dims.push_back(d.value);
+    KernelContext ctx(init.node(), ins, {&y});
+    Params p;
+    std::vector<double> scales, roi;
+    if (!params(ctx, &p, &scales, &roi).ok() || p.mode != Mode::kLinear || p.coord == Coord::kTfCrop) return nullptr;
+    const std::vector<int64_t>& xd = held[0].dims;
+    const size_t r = xd.size();
+    for (size_t a = 0; a + 2 < r; ++a)
+      if (scales[a] != 1.0 || xd[a] != y.dims[a]) return nullptr;
+    const int64_t ih = xd[r - 2], iw = xd[r - 1], oh = y.dims[r - 2], ow = y.dims[r - 1];
+    if (ih < 1 || iw < 1 || oh < ih || ow < iw) return nullptr;  // upsampling only (W first is then the cheaper order)
+    if (ih > INT32_MAX || iw > INT32_MAX) return nullptr;
+    std::unique_ptr<LinearUpsample2D> k(new LinearUpsample2D());
+    if (!k->taps(p, ih, oh, scales[r - 2], &k->h_) || !k->taps(p, iw, ow, scales[r - 1], &k->w_)) return nullptr;
+    k->planes_ = 1;
+    for (size_t a = 0; a + 2 < r; ++a) k->planes_ *= xd[a];
+    k->ih_ = ih, k->iw_ = iw, k->oh_ = oh, k->ow_ = ow;
+    k->general_ = general;
+    return k;
+  }
+
+  Status run(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    Tensor& y = ctx.output(0);
+    const int64_t r = x.rank();
+    if (x.elements() != planes_ * ih_ * iw_ || y.elements() != planes_ * oh_ * ow_ || r < 2 ||
+        x.dims[r - 1] != iw_ || y.dims[r - 1] != ow_ || x.dims[r - 2] != ih_ || y.dims[r - 2] != oh_)
+      return general_(ctx);  // not the shapes compiled for: the general path decides
+    const float* src = x.as<float>();
+    float* dst = y.as<float>();
+    // Work items: planes, split into bands of output rows when there are few
+    // planes, so that two threads have something to share.
+    const int64_t bands = std::min<int64_t>(oh_, std::max<int64_t>(1, (16 + planes_ - 1) / planes_));
+    const int64_t band_rows = (oh_ + bands - 1) / bands;
+    parallel_for(planes_ * bands, 1, [&](int64_t lo, int64_t hi) {
+      thread_local std::vector<float> rows;  // grows on a thread's first run only
+      for (int64_t q = lo; q < hi; ++q) {
+        const int64_t plane = q / bands, r0 = q % bands * band_rows, r1 = std::min(oh_, r0 + band_rows);
+        if (r0 >= r1) continue;
+        // The input rows this band reads, resampled along W.
+        const int64_t first = std::min(h_.i0[r0], h_.i1[r0]);
+        const int64_t last = std::max(h_.i0[r1 - 1], h_.i1[r1 - 1]);
+        const size_t need = static_cast<size_t>((last - first + 1) * ow_);
+        if (rows.size() < need) rows.resize(need);
+        const float* in = src + plane * ih_ * iw_;
+        for (int64_t i = first; i <= last; ++i)
+          lerp_gather(in + i * iw_, rows.data() + (i - first) * ow_, ow_, w_.i0.data(), w_.i1.data(), w_.w0.data(),
+                      w_.w1.data());
+        float* out = dst + plane * oh_ * ow_;
+        for (int64_t o = r0; o < r1; ++o)
+          lerp_rows(rows.data() + (h_.i0[o] - first) * ow_, rows.data() + (h_.i1[o] - first) * ow_, out + o * ow_,
+                    ow_, h_.w0[o], h_.w1[o]);
+      }
+    });
+    return Status::Ok();
+  }
+
+ private:
+  LinearUpsample2D() = default;
+
+  // The axis's taps; false unless it is two per output (linear, no
+  // antialias narrowing), indices rising with o.
+  static bool taps(const Params& p, int64_t in, int64_t out, double scale, LinearTaps* t) {
+    const AxisTaps a = make_taps(p, in, out, scale, 0.0, 1.0);
+    if (a.n != 2) return false;
+    for (int64_t o = 0; o < out; ++o) {
+      t->i0.push_back(static_cast<int32_t>(a.index[2 * o]));
+      t->i1.push_back(static_cast<int32_t>(a.index[2 * o + 1]));
+      t->w0.push_back(static_cast<float>(a.weight[2 * o]));
+      t->w1.push_back(static_cast<float>(a.weight[2 * o + 1]));
+      if (o > 0 && (t->i0[o] < t->i0[o - 1] || t->i1[o] < t->i1[o - 1])) return false;
+    }
+    return true;
+  }
+
+  int64_t planes_ = 0, ih_ = 0, iw_ = 0, oh_ = 0, ow_ = 0;
+  LinearTaps h_, w_;
+  KernelFn general_;
+};
+
+template <ParamsFn kParams>
+Status make_resize(const KernelInit& init, std::unique_ptr<Kernel>* out) {
+  *out = LinearUpsample2D::make(init, kParams, resample<kParams>);
+  if (!*out) *out = make_function_kernel(resample<kParams>);
+  return Status::Ok();
+}
+
+OPENACL_REGISTER_KERNEL(Resize, "cpu").types(numeric_types()).create(make_resize<resize_params>);
+OPENACL_REGISTER_KERNEL(Upsample, "cpu").types(numeric_types()).create(make_resize<upsample_params>);
 
 }  // namespace
 }  // namespace openacl::kernels::cpu
