@@ -8,6 +8,7 @@
 
 #include "graph/passes.h"
 #include "kernels/cpu/blocked_layout.h"
+#include "kernels/cpu/resize.h"
 
 namespace openacl::model {
 
@@ -85,14 +86,15 @@ bool is_conv(const Node& n) { return n.domain.empty() && n.op_type == "Conv"; }
 // that pad C (Conv; GlobalAveragePool; the channel-scale Mul, whose scale
 // stays plain).
 bool pads_ok(const Node& n) {
-  return is_conv(n) || (n.domain.empty() && n.op_type == "GlobalAveragePool") || channel_scale_input(n) >= 0;
+  return is_conv(n) || (n.domain.empty() && n.op_type == "GlobalAveragePool") || channel_scale_input(n) >= 0 ||
+         kernels::cpu::resize_runs_blocked(n);
 }
 
 // Whether n writes output `i` in a blocked layout when asked to.
 bool producer_ok(const Node& n, size_t i) {
   if (i != 0) return false;
   if (is_conv(n)) return true;
-  return is_pool(n) || ew_ok(n);
+  return is_pool(n) || ew_ok(n) || kernels::cpu::resize_runs_blocked(n);
 }
 
 // Whether n reads input `i` in a blocked layout when asked to.
@@ -100,6 +102,7 @@ bool consumer_ok(const Node& n, size_t i) {
   if (!n.domain.empty()) return false;
   if (n.op_type == "Conv") return i == 0 || (i == 3 && n.attrs.get_int(graph::kFusedSumAttr, 0) != 0);
   if (is_pool(n) || n.op_type == "GlobalAveragePool") return i == 0;
+  if (kernels::cpu::resize_runs_blocked(n)) return i == 0;
   if (ew_ok(n)) {
     const std::vector<size_t> ins = ew_tensor_inputs(n);
     return std::find(ins.begin(), ins.end(), i) != ins.end();
@@ -165,6 +168,7 @@ Status mark_blocked_layouts(graph::Graph& g, bool enabled, size_t* marked) {
     if (n.domain.empty() && n.op_type == "Conv" && n.attrs.get_int(graph::kFusedSumAttr, 0) != 0 && n.input(3) &&
         n.output(0))
       groups.join(n.input(3), n.output(0));
+    if (kernels::cpu::resize_runs_blocked(n)) groups.join(n.input(0), n.output(0));
   }
   // A group is out as soon as one member is not a candidate or one of its
   // writers / readers cannot handle a blocked tensor there.

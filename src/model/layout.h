@@ -29,12 +29,16 @@
 //    tensor operands and output share one layout;
 //  - Mul of a tensor by a per-channel scale of the same rank ([N or 1, C, 1,
 //    ...], a squeeze-excite gate): the tensor and the output share a layout,
-//    the scale stays plain (the Mul kernel broadcasts it over the blocks).
+//    the scale stays plain (the Mul kernel broadcasts it over the blocks);
+//  - Resize / Upsample where the CPU kernel is the float32 linear upsampling
+//    of the last two axes (kernels/cpu/resize.h): input 0 and output 0,
+//    which share a layout.
 // Values that must share a layout form a group; a group is marked whole or
 // not at all. A marked group whose values are written and read only by Conv,
-// GlobalAveragePool and the channel-scale Mul, with a channel count that is
-// a multiple of 8 but not of 16, may also take padded 16-blocks where blocks
-// are mixed (kBlockedPadInputsAttr / kBlockedPadOutputsAttr on the nodes).
+// GlobalAveragePool, the channel-scale Mul and that Resize, with a channel
+// count that is a multiple of 8 but not of 16, may also take padded
+// 16-blocks where blocks are mixed (kBlockedPadInputsAttr /
+// kBlockedPadOutputsAttr on the nodes).
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,6 @@
 // The layout pass (model/layout.h) and the kernels that honour its marks
-// (Conv, MaxPool, AveragePool, GlobalAveragePool, element-wise ops): a network
+// (Conv, MaxPool, AveragePool, GlobalAveragePool, element-wise ops, the
+// linear upsampling Resize): a network
 // of convolutions, poolings, a residual, element-wise ops and a global pool
 // gives the same outputs with the pass on and off; the pass marks what it
 // should and leaves graph outputs and tensors read by other ops (Reshape,
@@ -450,6 +451,69 @@ TEST_P(LayoutPass, ChannelScaleMulStaysBlocked) {
   }
   ASSERT_EQ(outs[1].size(), 1u);
   expect_close(outs[1][0], outs[0][0], "output");
+}
+
+// A float32 linear upsampling Resize with constant scales or sizes between
+// convolutions reads and writes their blocks (kernels/cpu/resize.h): x [2,
+// 16, 9, 7] -> conv1 -> 32 channels -> Resize x2 (scales) -> conv2 -> 24
+// channels (padded 16-blocks where blocks are mixed, else 8-blocks, as is
+// the whole region) ->
+// Resize to 23x17 (sizes, align_corners) -> conv3 -> output; conv3's output
+// is also upsampled straight into a graph output, so that Resize and its
+// input stay plain. Outputs match the plain run.
+TEST_P(LayoutPass, LinearUpsampleBetweenConvolutionsStaysBlocked) {
+  std::vector<std::vector<float>> outs[2];
+  for (int on = 0; on < 2; ++on) {
+    Builder b;
+    auto resize = [&](const std::string& name, Value* x, std::vector<float> scales, std::vector<int64_t> sizes,
+                      const char* coord) {
+      Value* y = nullptr;
+      Value* c = b.g->add_value(name + ":param");
+      if (!scales.empty()) {
+        c->type = graph::TensorType{DType::kFloat32, graph::Shape{4}};
+        c->constant = graph::TensorData::copy_of(DType::kFloat32, {4}, scales.data(), 4 * sizeof(float));
+      } else {
+        c->type = graph::TensorType{DType::kInt64, graph::Shape{4}};
+        c->constant = graph::TensorData::copy_of(DType::kInt64, {4}, sizes.data(), 4 * sizeof(int64_t));
+      }
+      Node* n = b.node(name, "Resize", scales.empty() ? std::vector<Value*>{x, nullptr, nullptr, c}
+                                                      : std::vector<Value*>{x, nullptr, c}, &y);
+      n->attrs.set("mode", str("linear"));
+      n->attrs.set("coordinate_transformation_mode", str(coord));
+      return y;
+    };
+    Value* x = b.input("x", {2, 16, 9, 7});
+    Value* r1 = resize("up1", b.conv("conv1", x, 16, 32, 3), {1, 1, 2, 2}, {}, "half_pixel");
+    Value* r2 = resize("up2", b.conv("conv2", r1, 32, 24, 3), {}, {2, 24, 23, 17}, "align_corners");
+    Value* c3 = b.conv("conv3", r2, 24, 16, 3);
+    b.output(b.op("gap", "GlobalAveragePool", {b.conv("conv4", c3, 16, 16, 1)}));
+    b.output(resize("up3", c3, {1, 1, 2, 2}, {}, "pytorch_half_pixel"));
+    outs[on] = compile_and_run(b, on != 0, {2, 16, 9, 7}, [&](const CompiledModel& cm) {
+      const int64_t block = kernels::cpu::channel_block();
+      const bool mixed = block == 16 && kernels::cpu::mixed_blocks();
+      const int64_t b24 = mixed ? 16 : block ? 8 : 0;
+      for (const CompiledNode& cn : cm.nodes()) {
+        const std::string& n = cn.node->name;
+        if (n == "up1") {  // in the region of the 24-channel tensors: capped at 8 unless blocks are mixed
+          EXPECT_EQ(cn.input_blocks.at(0), on ? b24 : 0) << n;
+          EXPECT_EQ(cn.output_blocks.at(0), on ? b24 : 0) << n;
+        }
+        if (n == "up2") {
+          EXPECT_EQ(cn.input_blocks.at(0), on ? b24 : 0) << n;
+          EXPECT_EQ(cn.output_blocks.at(0), on ? b24 : 0) << n;
+          EXPECT_EQ(cn.node->attrs.has(kernels::cpu::kBlockedPadOutputsAttr), on != 0) << n;  // used where mixed
+        }
+        if (n == "up3") {
+          EXPECT_EQ(cn.input_blocks.at(0), 0) << n;
+          EXPECT_EQ(cn.output_blocks.at(0), 0) << n;
+        }
+      }
+    });
+  }
+  ASSERT_EQ(outs[1].size(), 2u);
+  ASSERT_EQ(outs[0].size(), 2u);
+  expect_close(outs[1][0], outs[0][0], "output 0");
+  expect_close(outs[1][1], outs[0][1], "output 1");
 }
 
 // Where blocks are mixed, a 24- or 40-channel tensor that only convolutions,

@@ -1,8 +1,9 @@
 // Blocked activation layouts between CPU kernels (oneDNN's nCw8c / nChw8c /
 // nCdhw8c, or ...16c): the contract between the compile-time pass that marks
 // which tensors may stay blocked (model/layout.h) and the kernels that read
-// or write them (Conv, MaxPool, AveragePool, GlobalAveragePool; element-wise
-// kernels are layout-agnostic for same-shape operands and need nothing).
+// or write them (Conv, MaxPool, AveragePool, GlobalAveragePool, the linear
+// upsampling Resize of resize.h; element-wise kernels are layout-agnostic for
+// same-shape operands and need nothing).
 //
 // The pass only marks; the block size is decided here, when a kernel is
 // created (an .om may be loaded on a machine with another ISA): 8 floats on
@@ -39,7 +40,8 @@ inline constexpr const char* kBlockedMaxAttr = "__openacl_blocked_max";
 // tensor there may be stored in channel blocks padded up to the block (C not
 // a multiple of it), because its writer and every reader handle that (Conv:
 // input 0, the fused residual input 3, output 0; GlobalAveragePool: input 0;
-// the channel-scale Mul: its tensor input and output). What the padding
+// the channel-scale Mul: its tensor input and output; the linear upsampling
+// Resize: input 0 and output 0). What the padding
 // channels hold is left to the writer: the readers ignore them (a Conv's
 // weights are padded with zeros). Used where blocks are mixed: there a 24-, 40- or 72-channel tensor
 // between two convolutions takes padded 16-blocks instead of 8-blocks, so

@@ -4,13 +4,19 @@
 // index, weight) per output position, computed once per run, and the data is
 // resampled one axis at a time. Nearest is a pure gather (exact for every
 // dtype); linear and cubic (with or without antialias) are weighted sums in
-// float (double for float64).
+// float (double for float64). Float32 linear upsampling of the last two axes
+// with constant scales or sizes has a kernel of its own (LinearUpsample2D),
+// which may read and write channel-blocked tensors (resize.h).
+#include "kernels/cpu/resize.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/cpu_common.h"
 
 namespace openacl::kernels::cpu {
@@ -468,13 +474,101 @@ struct LinearTaps {
   std::vector<float> w0, w1;
 };
 
+// The axis's taps; false unless they are two per output (linear, no
+// antialias narrowing) with indices rising with o.
+bool linear_taps(const Params& p, int64_t in, int64_t out, double scale, LinearTaps* t) {
+  const AxisTaps a = make_taps(p, in, out, scale, 0.0, 1.0);
+  if (a.n != 2) return false;
+  for (int64_t o = 0; o < out; ++o) {
+    t->i0.push_back(static_cast<int32_t>(a.index[2 * o]));
+    t->i1.push_back(static_cast<int32_t>(a.index[2 * o + 1]));
+    t->w0.push_back(static_cast<float>(a.weight[2 * o]));
+    t->w1.push_back(static_cast<float>(a.weight[2 * o + 1]));
+    if (o > 0 && (t->i0[o] < t->i0[o - 1] || t->i1[o] < t->i1[o - 1])) return false;
+  }
+  return true;
+}
+
+// What LinearUpsample2D runs: shapes, taps per axis.
+struct Upsample2DPlan {
+  std::vector<int64_t> x, y;  // dims
+  LinearTaps h, w;
+};
+
+// The plan for a Resize / Upsample node with these input types, constant
+// inputs and output type, or nullopt when the node is not a float32 linear
+// upsampling of its last two axes with every shape and scale known now.
+std::optional<Upsample2DPlan> plan_upsample_2d(const graph::Node& node, ParamsFn params,
+                                               const std::vector<const graph::TensorType*>& in,
+                                               const std::vector<const graph::TensorData*>& consts,
+                                               const graph::TensorType& yt) {
+  if (in.empty() || !in[0] || node.outputs.size() != 1) return std::nullopt;
+  const graph::TensorType& xt = *in[0];
+  if (xt.dtype != DType::kFloat32 || yt.dtype != DType::kFloat32 || !xt.shape || !graph::fully_known(*xt.shape) ||
+      !yt.shape || !graph::fully_known(*yt.shape) || xt.rank() < 2 || xt.rank() != yt.rank())
+    return std::nullopt;
+  // The parameters and scales as a run would read them: the scales, sizes
+  // and roi inputs must be constants.
+  std::vector<Tensor> held(in.size());
+  std::vector<const Tensor*> ins(in.size(), nullptr);
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!in[i] || in[i]->dtype == DType::kUndefined) continue;
+    if (i == 0) {
+      held[i].dtype = xt.dtype;
+      for (const graph::Dim& d : *xt.shape) held[i].dims.push_back(d.value);
+    } else {
+      const graph::TensorData* c = i < consts.size() ? consts[i] : nullptr;
+      if (!c) return std::nullopt;
+      held[i].dtype = c->dtype;
+      held[i].dims = c->dims;
+      held[i].data = const_cast<void*>(c->data);
+    }
+    ins[i] = &held[i];
+  }
+  Tensor y;
+  y.dtype = yt.dtype;
+  for (const graph::Dim& d : *yt.shape) y.dims.push_back(d.value);
+  KernelContext ctx(node, ins, {&y});
+  Params p;
+  std::vector<double> scales, roi;
+  if (!params(ctx, &p, &scales, &roi).ok() || p.mode != Mode::kLinear || p.coord == Coord::kTfCrop) return std::nullopt;
+  const std::vector<int64_t>& xd = held[0].dims;
+  const size_t r = xd.size();
+  for (size_t a = 0; a + 2 < r; ++a)
+    if (scales[a] != 1.0 || xd[a] != y.dims[a]) return std::nullopt;
+  const int64_t ih = xd[r - 2], iw = xd[r - 1], oh = y.dims[r - 2], ow = y.dims[r - 1];
+  // Upsampling only (resampling W first is then the cheaper order).
+  if (ih < 1 || iw < 1 || oh < ih || ow < iw || ih > INT32_MAX || iw > INT32_MAX) return std::nullopt;
+  Upsample2DPlan plan;
+  plan.x = xd;
+  plan.y = y.dims;
+  if (!linear_taps(p, ih, oh, scales[r - 2], &plan.h) || !linear_taps(p, iw, ow, scales[r - 1], &plan.w))
+    return std::nullopt;
+  return plan;
+}
+
+ParamsFn params_of(const graph::Node& n) { return n.op_type == "Upsample" ? upsample_params : resize_params; }
+
 // out[o] = w0[o] * s[i0[o]] + w1[o] * s[i1[o]]: one row resampled along
-// its length (a gather per element; AVX-512 and AVX2 gather eight or
-// sixteen at once).
+// its length (a gather per element).
 OPENACL_WIDE_CLONES void lerp_gather(const float* s, float* d, int64_t n, const int32_t* i0, const int32_t* i1,
                                      const float* w0, const float* w1) {
 #pragma omp simd
   for (int64_t o = 0; o < n; ++o) d[o] = w0[o] * s[i0[o]] + w1[o] * s[i1[o]];
+}
+
+// The same for a row of `lanes`-channel blocks (nChw8c / nChw16c): each
+// output pixel blends two whole blocks.
+OPENACL_WIDE_CLONES void lerp_gather_blocks(const float* s, float* d, int64_t n, int64_t lanes, const int32_t* i0,
+                                            const int32_t* i1, const float* w0, const float* w1) {
+  for (int64_t o = 0; o < n; ++o) {
+    const float* s0 = s + i0[o] * lanes;
+    const float* s1 = s + i1[o] * lanes;
+    const float a = w0[o], b = w1[o];
+    float* dst = d + o * lanes;
+#pragma omp simd
+    for (int64_t l = 0; l < lanes; ++l) dst[l] = a * s0[l] + b * s1[l];
+  }
 }
 
 // d[j] = a * r0[j] + b * r1[j].
@@ -491,122 +585,106 @@ OPENACL_WIDE_CLONES void lerp_rows(const float* r0, const float* r1, float* d, i
 // input row is read once however many output rows use it), then every
 // output row blended from two of those. The general path (every dtype, mode
 // and axis) resamples axis by axis through whole-tensor intermediates.
+// Where the layout pass marks them (model/layout.h), input and output are
+// both channel-blocked with one block: a plane is then a block of channels,
+// and its rows are rows of blocks (padding lanes are resampled like the
+// rest: their readers ignore them).
 class LinearUpsample2D final : public Kernel {
  public:
-  // Null when the node is not that case (then the general path runs).
-  static std::unique_ptr<Kernel> make(const KernelInit& init, ParamsFn params, KernelFn general) {
-    if (init.num_outputs() != 1 || !init.has_input(0)) return nullptr;
-    const graph::TensorType& xt = init.input(0);
-    const graph::TensorType& yt = init.output(0);
-    if (xt.dtype != DType::kFloat32 || !xt.shape || !graph::fully_known(*xt.shape) || !yt.shape ||
-        !graph::fully_known(*yt.shape) || xt.rank() < 2 || xt.rank() != yt.rank())
-      return nullptr;
-    // The parameters and scales as a run would read them: the scales, sizes
-    // and roi inputs must be constants.
-    std::vector<Tensor> held(init.num_inputs());
-    std::vector<const Tensor*> ins(init.num_inputs(), nullptr);
-    for (size_t i = 0; i < init.num_inputs(); ++i) {
-      if (!init.has_input(i)) continue;
-      if (i == 0) {
-        held[i].dtype = xt.dtype;
-        for (const graph::Dim& d : *xt.shape) held[i].dims.push_back(d.value);
-      } else {
-        const graph::TensorData* c = init.constant(i);
-        if (!c) return nullptr;
-        held[i].dtype = c->dtype;
-        held[i].dims = c->dims;
-        held[i].data = const_cast<void*>(c->data);
-      }
-      ins[i] = &held[i];
-    }
-    Tensor y;
-    y.dtype = yt.dtype;
-    for (const graph::Dim& d : *yt.shape) y.dims.push_back(d.value);
-    KernelContext ctx(init.node(), ins, {&y});
-    Params p;
-    std::vector<double> scales, roi;
-    if (!params(ctx, &p, &scales, &roi).ok() || p.mode != Mode::kLinear || p.coord == Coord::kTfCrop) return nullptr;
-    const std::vector<int64_t>& xd = held[0].dims;
-    const size_t r = xd.size();
-    for (size_t a = 0; a + 2 < r; ++a)
-      if (scales[a] != 1.0 || xd[a] != y.dims[a]) return nullptr;
-    const int64_t ih = xd[r - 2], iw = xd[r - 1], oh = y.dims[r - 2], ow = y.dims[r - 1];
-    if (ih < 1 || iw < 1 || oh < ih || ow < iw) return nullptr;  // upsampling only (W first is then the cheaper order)
-    if (ih > INT32_MAX || iw > INT32_MAX) return nullptr;
-    std::unique_ptr<LinearUpsample2D> k(new LinearUpsample2D());
-    if (!k->taps(p, ih, oh, scales[r - 2], &k->h_) || !k->taps(p, iw, ow, scales[r - 1], &k->w_)) return nullptr;
-    k->planes_ = 1;
-    for (size_t a = 0; a + 2 < r; ++a) k->planes_ *= xd[a];
-    k->ih_ = ih, k->iw_ = iw, k->oh_ = oh, k->ow_ = ow;
-    k->general_ = general;
-    return k;
+  LinearUpsample2D(Upsample2DPlan plan, int64_t block, KernelFn general)
+      : plan_(std::move(plan)), lanes_(std::max<int64_t>(1, block)), general_(std::move(general)) {
+    const size_t r = plan_.x.size();
+    ih_ = plan_.x[r - 2], iw_ = plan_.x[r - 1], oh_ = plan_.y[r - 2], ow_ = plan_.y[r - 1];
+    planes_ = 1;
+    for (size_t a = 0; a + 2 < r; ++a) planes_ *= a == 1 && block ? (plan_.x[1] + block - 1) / block : plan_.x[a];
   }
 
   Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     Tensor& y = ctx.output(0);
-    const int64_t r = x.rank();
-    if (x.elements() != planes_ * ih_ * iw_ || y.elements() != planes_ * oh_ * ow_ || r < 2 ||
-        x.dims[r - 1] != iw_ || y.dims[r - 1] != ow_ || x.dims[r - 2] != ih_ || y.dims[r - 2] != oh_)
-      return general_(ctx);  // not the shapes compiled for: the general path decides
+    if (x.dims != plan_.x || y.dims != plan_.y) {
+      // Not the shapes compiled for: the general path decides (a blocked
+      // tensor always has them: its shape is fully known).
+      if (lanes_ > 1) return ctx.fail("blocked resize got dims other than the compiled ones");
+      return general_(ctx);
+    }
     const float* src = x.as<float>();
     float* dst = y.as<float>();
+    const int64_t row_in = iw_ * lanes_, row_out = ow_ * lanes_;
     // Work items: planes, split into bands of output rows when there are few
     // planes, so that two threads have something to share.
     const int64_t bands = std::min<int64_t>(oh_, std::max<int64_t>(1, (16 + planes_ - 1) / planes_));
     const int64_t band_rows = (oh_ + bands - 1) / bands;
+    const LinearTaps &h = plan_.h, &w = plan_.w;
     parallel_for(planes_ * bands, 1, [&](int64_t lo, int64_t hi) {
       thread_local std::vector<float> rows;  // grows on a thread's first run only
       for (int64_t q = lo; q < hi; ++q) {
         const int64_t plane = q / bands, r0 = q % bands * band_rows, r1 = std::min(oh_, r0 + band_rows);
         if (r0 >= r1) continue;
         // The input rows this band reads, resampled along W.
-        const int64_t first = std::min(h_.i0[r0], h_.i1[r0]);
-        const int64_t last = std::max(h_.i0[r1 - 1], h_.i1[r1 - 1]);
-        const size_t need = static_cast<size_t>((last - first + 1) * ow_);
+        const int64_t first = std::min(h.i0[r0], h.i1[r0]);
+        const int64_t last = std::max(h.i0[r1 - 1], h.i1[r1 - 1]);
+        const size_t need = static_cast<size_t>((last - first + 1) * row_out);
         if (rows.size() < need) rows.resize(need);
-        const float* in = src + plane * ih_ * iw_;
-        for (int64_t i = first; i <= last; ++i)
-          lerp_gather(in + i * iw_, rows.data() + (i - first) * ow_, ow_, w_.i0.data(), w_.i1.data(), w_.w0.data(),
-                      w_.w1.data());
-        float* out = dst + plane * oh_ * ow_;
+        const float* in = src + plane * ih_ * row_in;
+        for (int64_t i = first; i <= last; ++i) {
+          float* d = rows.data() + (i - first) * row_out;
+          if (lanes_ == 1) lerp_gather(in + i * row_in, d, ow_, w.i0.data(), w.i1.data(), w.w0.data(), w.w1.data());
+          else lerp_gather_blocks(in + i * row_in, d, ow_, lanes_, w.i0.data(), w.i1.data(), w.w0.data(), w.w1.data());
+        }
+        float* out = dst + plane * oh_ * row_out;
         for (int64_t o = r0; o < r1; ++o)
-          lerp_rows(rows.data() + (h_.i0[o] - first) * ow_, rows.data() + (h_.i1[o] - first) * ow_, out + o * ow_,
-                    ow_, h_.w0[o], h_.w1[o]);
+          lerp_rows(rows.data() + (h.i0[o] - first) * row_out, rows.data() + (h.i1[o] - first) * row_out,
+                    out + o * row_out, row_out, h.w0[o], h.w1[o]);
       }
     });
     return Status::Ok();
   }
 
  private:
-  LinearUpsample2D() = default;
-
-  // The axis's taps; false unless it is two per output (linear, no
-  // antialias narrowing), indices rising with o.
-  static bool taps(const Params& p, int64_t in, int64_t out, double scale, LinearTaps* t) {
-    const AxisTaps a = make_taps(p, in, out, scale, 0.0, 1.0);
-    if (a.n != 2) return false;
-    for (int64_t o = 0; o < out; ++o) {
-      t->i0.push_back(static_cast<int32_t>(a.index[2 * o]));
-      t->i1.push_back(static_cast<int32_t>(a.index[2 * o + 1]));
-      t->w0.push_back(static_cast<float>(a.weight[2 * o]));
-      t->w1.push_back(static_cast<float>(a.weight[2 * o + 1]));
-      if (o > 0 && (t->i0[o] < t->i0[o - 1] || t->i1[o] < t->i1[o - 1])) return false;
-    }
-    return true;
-  }
-
-  int64_t planes_ = 0, ih_ = 0, iw_ = 0, oh_ = 0, ow_ = 0;
-  LinearTaps h_, w_;
+  Upsample2DPlan plan_;
+  int64_t lanes_ = 1, planes_ = 0, ih_ = 0, iw_ = 0, oh_ = 0, ow_ = 0;
   KernelFn general_;
 };
 
 template <ParamsFn kParams>
 Status make_resize(const KernelInit& init, std::unique_ptr<Kernel>* out) {
-  *out = LinearUpsample2D::make(init, kParams, resample<kParams>);
-  if (!*out) *out = make_function_kernel(resample<kParams>);
+  std::vector<const graph::TensorType*> in;
+  std::vector<const graph::TensorData*> consts;
+  for (size_t i = 0; i < init.num_inputs(); ++i) {
+    in.push_back(init.has_input(i) ? &init.input(i) : nullptr);
+    consts.push_back(init.constant(i));
+  }
+  const int64_t bi = init.has_input(0) ? blocked_block(init.attrs(), false, 0, init.input(0)) : 0;
+  const int64_t bo = init.num_outputs() ? blocked_block(init.attrs(), true, 0, init.output(0)) : 0;
+  std::optional<Upsample2DPlan> plan;
+  if (init.num_outputs() == 1) plan = plan_upsample_2d(init.node(), kParams, in, consts, init.output(0));
+  if (bi || bo) {  // the layout pass marks only what the plan takes, input and output alike
+    if (!plan || bi != bo || plan->x.size() < 4)
+      return init.fail("internal: channel-blocked tensors marked on a resize this kernel cannot run blocked");
+  }
+  if (plan) *out = std::make_unique<LinearUpsample2D>(std::move(*plan), bi, resample<kParams>);
+  else *out = make_function_kernel(resample<kParams>);
   return Status::Ok();
 }
+
+}  // namespace
+
+bool resize_runs_blocked(const graph::Node& n) {
+  if (!n.domain.empty() || (n.op_type != "Resize" && n.op_type != "Upsample") || n.outputs.size() != 1 ||
+      !n.output(0) || !n.input(0))
+    return false;
+  std::vector<const graph::TensorType*> in;
+  std::vector<const graph::TensorData*> consts;
+  for (const graph::Value* v : n.inputs) {
+    in.push_back(v ? &v->type : nullptr);
+    consts.push_back(v ? v->constant.get() : nullptr);
+  }
+  const auto plan = plan_upsample_2d(n, params_of(n), in, consts, n.output(0)->type);
+  return plan && plan->x.size() >= 4;
+}
+
+namespace {
 
 OPENACL_REGISTER_KERNEL(Resize, "cpu").types(numeric_types()).create(make_resize<resize_params>);
 OPENACL_REGISTER_KERNEL(Upsample, "cpu").types(numeric_types()).create(make_resize<upsample_params>);
