@@ -84,7 +84,8 @@ bool is_conv(const Node& n) { return n.domain.empty() && n.op_type == "Conv"; }
 
 // Whether n's kernel reads and writes its marked tensors in channel blocks
 // that pad C (Conv; GlobalAveragePool; the channel-scale Mul, whose scale
-// stays plain).
+// stays plain; the linear upsampling Resize, which resamples the padding
+// lanes like the others).
 bool pads_ok(const Node& n) {
   return is_conv(n) || (n.domain.empty() && n.op_type == "GlobalAveragePool") || channel_scale_input(n) >= 0 ||
          kernels::cpu::resize_runs_blocked(n);

@@ -579,7 +579,7 @@ OPENACL_WIDE_CLONES void lerp_rows(const float* r0, const float* r1, float* d, i
 
 // Float32 linear upsampling of the last two axes, the rest untouched, with
 // every shape and scale known when the model is compiled (segmentation
-// heads: LR-ASPP's 8x upsampling of 21x28x28, its 2x of 128x14x14). The taps
+// heads: LR-ASPP's 8x upsampling of 21x32x32, its 2x of 128x16x16). The taps
 // are computed once here instead of on every run, and each plane is done in
 // one pass: its input rows resampled along W into a per-thread buffer (an
 // input row is read once however many output rows use it), then every
