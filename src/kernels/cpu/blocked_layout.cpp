@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <string>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -93,20 +94,32 @@ int64_t channel_block() {
 #endif
 }
 
+namespace {
+
+// Whether the ints attribute `name` lists `index`. Kernels call
+// blocked_block on every run (GlobalAveragePool), so this neither copies the
+// list nor builds the key (the names are longer than a short string holds).
+bool lists(const graph::AttributeMap& attrs, const std::string& name, size_t index) {
+  const graph::Attribute* a = attrs.find(name);
+  return a && a->kind == graph::Attribute::Kind::kInts &&
+         std::find(a->ints.begin(), a->ints.end(), static_cast<int64_t>(index)) != a->ints.end();
+}
+
+}  // namespace
+
 int64_t blocked_block(const graph::AttributeMap& attrs, bool output, size_t index, graph::DType dt,
                       const std::vector<int64_t>& dims) {
-  const auto marks = attrs.get_ints(output ? kBlockedOutputsAttr : kBlockedInputsAttr);
-  if (!marks || std::find(marks->begin(), marks->end(), static_cast<int64_t>(index)) == marks->end()) return 0;
+  static const std::string kIn = kBlockedInputsAttr, kOut = kBlockedOutputsAttr, kPadIn = kBlockedPadInputsAttr,
+                           kPadOut = kBlockedPadOutputsAttr, kMax = kBlockedMaxAttr;
+  if (!lists(attrs, output ? kOut : kIn, index)) return 0;
   int64_t b = channel_block();
   if (b == 0 || dt != graph::DType::kFloat32 || dims.size() < 3 || dims.size() > 5 || dims[1] <= 0) return 0;
   if (b == 16 && mixed_blocks()) {
     if (dims[1] % 16 == 0) return 16;
     if (dims[1] % 8 != 0) return 0;
-    const auto pads = attrs.get_ints(output ? kBlockedPadOutputsAttr : kBlockedPadInputsAttr);
-    const bool padded = pads && std::find(pads->begin(), pads->end(), static_cast<int64_t>(index)) != pads->end();
-    return padded ? 16 : 8;
+    return lists(attrs, output ? kPadOut : kPadIn, index) ? 16 : 8;
   }
-  if (const int64_t cap = attrs.get_int(kBlockedMaxAttr, 0); cap > 0) b = std::min(b, cap);
+  if (const int64_t cap = attrs.get_int(kMax, 0); cap > 0) b = std::min(b, cap);
   return dims[1] % b == 0 ? b : 0;
 }
 
