@@ -412,7 +412,7 @@ class ConvDwKernel final : public Kernel {
     // src_int, X in 16-blocks with its channels padded.
     bool reorder_src = false;
     dnnl::memory::desc src_int;
-    dnnl::reorder src_reorder;
+    dnnl_util::Reorder src_reorder;
     dnnl_util::Packed w, dw_w;
     std::vector<float> zero_bias;  // the bias of either half when the model has none
     size_t scratch_bytes = 0;
@@ -472,8 +472,7 @@ class ConvDwKernel final : public Kernel {
         if (!direct(pd, src_int)) return nullptr;
         f->reorder_src = true;
         f->src_int = src_int;
-        f->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(dnnl_util::engine(), f->src,
-                                                                     dnnl_util::engine(), src_int));
+        f->src_reorder.init(f->src, src_int);
       } else if (!direct(pd, f->src)) {
         return nullptr;
       }
@@ -507,8 +506,7 @@ class ConvDwKernel final : public Kernel {
     const size_t s_bytes = align64(f.scratch_bytes);
     char* buf = static_cast<char*>(scratch(s_bytes + (f.reorder_src ? f.src_int.get_size() : 0)));
     if (f.reorder_src) {
-      dnnl::memory from = wrap(f.src, x), to = wrap(f.src_int, buf + s_bytes);
-      f.src_reorder.execute(stream(), from, to);
+      f.src_reorder.run(x, buf + s_bytes);
       x = buf + s_bytes;
     }
     ArgSets::Lease a = f.args.take();

@@ -33,8 +33,8 @@ struct ConvEntry {
   // a blocked X may already be what the primitive reads).
   bool reorder_src = false, reorder_dst = false;
   dnnl::memory::desc src_int, dst_int;
-  dnnl::reorder src_reorder, dst_reorder;
-  dnnl::reorder dst_in_reorder;  // blocked + sum: what dst holds, into dst_int first
+  dnnl_util::Reorder src_reorder, dst_reorder;
+  dnnl_util::Reorder dst_in_reorder;  // blocked + sum: what dst holds, into dst_int first
   dnnl::memory::desc scratch_md;
   size_t scratch_bytes = 0;
   bool has_bias = false;
@@ -111,15 +111,14 @@ void finish_conv_entry(ConvEntry* e, const std::vector<int64_t>& xd, const std::
   }
   e->wei = pd.weights_desc();
   e->reorder_w = e->wei != e->wei_user;
-  dnnl::engine& eng = dnnl_util::engine();
   if (e->reorder_src) {
     e->src_int = pd.src_desc();
-    e->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->src, eng, e->src_int));
+    e->src_reorder.init(e->src, e->src_int);
   }
   if (e->reorder_dst) {
     e->dst_int = pd.dst_desc();
-    e->dst_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->dst_int, eng, e->dst));
-    if (e->sum) e->dst_in_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->dst, eng, e->dst_int));
+    e->dst_reorder.init(e->dst_int, e->dst);
+    if (e->sum) e->dst_in_reorder.init(e->dst, e->dst_int);
   }
   e->scratch_md = pd.scratchpad_desc();
   e->scratch_bytes = e->scratch_md.get_size();
@@ -147,15 +146,11 @@ inline void run_conv_entry(const ConvEntry& e, const float* x, const float* w, c
   void* yo = y;
   if (e.reorder_src) {
     xi = buf + s_bytes;
-    dnnl::memory from = wrap(e.src, x), to = wrap(e.src_int, xi);
-    e.src_reorder.execute(stream(), from, to);
+    e.src_reorder.run(x, buf + s_bytes);
   }
   if (e.reorder_dst) {
     yo = buf + s_bytes + x_bytes;
-    if (e.sum && e.fused) {  // the sum post-op adds what dst holds: the residual, blocked first
-      dnnl::memory from = wrap(e.dst, y), to = wrap(e.dst_int, yo);
-      e.dst_in_reorder.execute(stream(), from, to);
-    }
+    if (e.sum && e.fused) e.dst_in_reorder.run(y, yo);  // the sum post-op adds what dst holds: the residual
   }
   if (e.reorder_w && !e.packed_w) {  // weights not constant: reordered per run
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, wrap(e.reorder_src ? e.src_int : e.src, xi)},
@@ -173,10 +168,7 @@ inline void run_conv_entry(const ConvEntry& e, const float* x, const float* w, c
     if (e.scratch_bytes) a.bind(DNNL_ARG_SCRATCHPAD, buf);
     a.execute(e.prim);
   }
-  if (e.reorder_dst) {
-    dnnl::memory from = wrap(e.dst_int, yo), to = wrap(e.dst, y);
-    e.dst_reorder.execute(stream(), from, to);
-  }
+  if (e.reorder_dst) e.dst_reorder.run(yo, y);
   stream().wait();
 }
 

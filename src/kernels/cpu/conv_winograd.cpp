@@ -239,6 +239,10 @@ std::shared_ptr<const WinogradConv> WinogradConv::make(const WindowGeom& g, cons
   e->v_bytes_ = align64(static_cast<size_t>(36 * e->T_ * e->Cp_) * sizeof(float));
   e->m_bytes_ = align64(static_cast<size_t>(36 * e->T_ * e->Mp_) * sizeof(float));
   e->s_bytes_ = align64(e->scratch_md_.get_size());
+  e->args_.add(DNNL_ARG_SRC, e->v_md_);
+  e->args_.add_fixed(DNNL_ARG_WEIGHTS, e->u_.mem);
+  e->args_.add(DNNL_ARG_DST, e->m_md_);
+  if (e->s_bytes_) e->args_.add(DNNL_ARG_SCRATCHPAD, e->scratch_md_);
   return e;
 }
 
@@ -295,10 +299,13 @@ void WinogradConv::run(const float* x, float* y, const float* residual, const Ac
   float* m = reinterpret_cast<float*>(buf + p_bytes_ + v_bytes_);
   pad_input(x, p);
   transform_input(p, v);
-  std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, wrap(v_md_, v)}, {DNNL_ARG_WEIGHTS, u_.mem}, {DNNL_ARG_DST, wrap(m_md_, m)}};
-  if (s_bytes_) args.emplace(DNNL_ARG_SCRATCHPAD, wrap(scratch_md_, buf + p_bytes_ + v_bytes_ + m_bytes_));
-  prim_.execute(stream(), args);
+  {
+    ArgSets::Lease a = args_.take();
+    a.bind(DNNL_ARG_SRC, v);
+    a.bind(DNNL_ARG_DST, m);
+    if (s_bytes_) a.bind(DNNL_ARG_SCRATCHPAD, buf + p_bytes_ + v_bytes_ + m_bytes_);
+    a.execute(prim_);
+  }
   stream().wait();
   transform_output(m, y, residual, act);
 }

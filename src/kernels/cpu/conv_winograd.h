@@ -64,6 +64,7 @@ class WinogradConv {
   dnnl::memory::desc v_md_, u_md_, m_md_, scratch_md_;
   dnnl_util::Packed u_;  // transformed weights, in the matmul's layout
   size_t p_bytes_ = 0, v_bytes_ = 0, m_bytes_ = 0, s_bytes_ = 0;
+  dnnl_util::ArgSets args_;  // the matmul's execute arguments, reused
 };
 
 }  // namespace openacl::kernels::cpu

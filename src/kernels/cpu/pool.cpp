@@ -107,7 +107,8 @@ struct PoolEntry {
   // goes through the blocked layout around the primitive (src_int, dst_int).
   bool reorder_src = false, reorder_dst = false;
   dnnl::memory::desc src_int, dst_int;
-  dnnl::reorder src_reorder, dst_reorder;
+  dnnl_util::Reorder src_reorder, dst_reorder;
+  dnnl_util::ArgSets args;  // the primitive's execute arguments, reused
 };
 
 bool slow_pool_impl(const dnnl::primitive_desc& pd) {
@@ -176,13 +177,12 @@ std::shared_ptr<const PoolEntry> build_pool(const WindowGeom& g, const PoolParam
         auto bpd = make_pd(dnnl_util::f32_desc(xd, cb), dnnl_util::f32_desc(geom_out_dims(g), cb));
         if (!slow_pool_impl(bpd)) {
           pd = bpd;
-          dnnl::engine& eng = dnnl_util::engine();
           e->reorder_src = xb == 0;
           e->reorder_dst = yb == 0;
           e->src_int = pd.src_desc();
           e->dst_int = pd.dst_desc();
-          if (e->reorder_src) e->src_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->src, eng, e->src_int));
-          if (e->reorder_dst) e->dst_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(eng, e->dst_int, eng, e->dst));
+          if (e->reorder_src) e->src_reorder.init(e->src, e->src_int);
+          if (e->reorder_dst) e->dst_reorder.init(e->dst_int, e->dst);
         }
       } catch (const dnnl::error&) {
       }
@@ -190,6 +190,9 @@ std::shared_ptr<const PoolEntry> build_pool(const WindowGeom& g, const PoolParam
     e->scratch_md = pd.scratchpad_desc();
     e->scratch_bytes = e->scratch_md.get_size();
     e->prim = dnnl::pooling_v2_forward(pd);
+    e->args.add(DNNL_ARG_SRC, e->reorder_src ? e->src_int : e->src);
+    e->args.add(DNNL_ARG_DST, e->reorder_dst ? e->dst_int : e->dst);
+    if (e->scratch_bytes) e->args.add(DNNL_ARG_SCRATCHPAD, e->scratch_md);
     e->ok = true;
   } catch (const dnnl::error&) {
     e->ok = false;
@@ -249,16 +252,20 @@ class PoolKernel final : public Kernel {
         const size_t x_bytes = e->reorder_src ? align64(e->src_int.get_size()) : 0;
         const size_t y_bytes = e->reorder_dst ? align64(e->dst_int.get_size()) : 0;
         char* buf = static_cast<char*>(scratch(s_bytes + x_bytes + y_bytes));
-        dnnl::memory xm = wrap(e->src, x.data), ym = wrap(e->dst, y->data), xi = xm, yo = ym;
+        const void* xi = x.data;
+        void* yo = e->reorder_dst ? buf + s_bytes + x_bytes : y->data;
         if (e->reorder_src) {
-          xi = wrap(e->src_int, buf + s_bytes);
-          e->src_reorder.execute(stream(), xm, xi);
+          xi = buf + s_bytes;
+          e->src_reorder.run(x.data, buf + s_bytes);
         }
-        if (e->reorder_dst) yo = wrap(e->dst_int, buf + s_bytes + x_bytes);
-        std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, xi}, {DNNL_ARG_DST, yo}};
-        if (e->scratch_bytes) args.emplace(DNNL_ARG_SCRATCHPAD, wrap(e->scratch_md, buf));
-        e->prim.execute(stream(), args);
-        if (e->reorder_dst) e->dst_reorder.execute(stream(), yo, ym);
+        {
+          ArgSets::Lease a = e->args.take();
+          a.bind(DNNL_ARG_SRC, xi);
+          a.bind(DNNL_ARG_DST, yo);
+          if (e->scratch_bytes) a.bind(DNNL_ARG_SCRATCHPAD, buf);
+          a.execute(e->prim);
+        }
+        if (e->reorder_dst) e->dst_reorder.run(yo, y->data);
         stream().wait();
         return Status::Ok();
       }
@@ -348,11 +355,17 @@ template <PoolKind K>
 Status global_pool(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   if (x.rank() < 2) return ctx.fail("input must have rank >= 2");
-  std::vector<int64_t> od = x.dims;
   int64_t sp = 1;
-  for (size_t i = 2; i < od.size(); ++i) sp *= od[i], od[i] = 1;
+  for (size_t i = 2; i < x.dims.size(); ++i) sp *= x.dims[i];
   Tensor* y = &ctx.output(0);
-  if (!y->data || y->dims != od) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, od, &y));
+  // Y is [N, C, 1, ...]: checked in place (a planned Y needs no vector per run).
+  bool planned = y->data && y->dims.size() == x.dims.size() && y->dims[0] == x.dims[0] && y->dims[1] == x.dims[1];
+  for (size_t i = 2; planned && i < y->dims.size(); ++i) planned = y->dims[i] == 1;
+  if (!planned) {
+    std::vector<int64_t> od = x.dims;
+    std::fill(od.begin() + 2, od.end(), int64_t{1});
+    OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, od, &y));
+  }
   const int64_t p = ctx.attrs().get_int("p", 2);
   if (K == PoolKind::kMax && sp == 0 && y->elements() > 0) return ctx.fail("GlobalMaxPool of an empty window");
   if constexpr (K == PoolKind::kAvg) {
