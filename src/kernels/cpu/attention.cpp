@@ -194,10 +194,13 @@ Status attention_typed(KernelContext& ctx) {
       valid[b] = nonpad->dtype == DType::kInt64 ? nonpad->as<int64_t>()[b] : nonpad->as<int32_t>()[b];
   }
   const bool causal = at.get_int("is_causal", 0) != 0;
-  const int64_t left = at.get_int("left_window_size", -1), right = at.get_int("right_window_size", -1);
+  // Keys longer than a short string holds, built once (this runs per execute).
+  static const std::string kLeft = "left_window_size", kRight = "right_window_size",
+                           kMode = "qk_matmul_output_mode";
+  const int64_t left = at.get_int(kLeft, -1), right = at.get_int(kRight, -1);
   const bool window = left >= 0 || right >= 0;
   const float softcap = at.get_float("softcap", 0.f);
-  const int64_t mode = at.get_int("qk_matmul_output_mode", 0);
+  const int64_t mode = at.get_int(kMode, 0);
   float scale = at.get_float("scale", 0.f);
   if (!at.has("scale")) scale = 1.f / std::sqrt(static_cast<float>(dq));
   if constexpr (std::is_same_v<T, float>) {

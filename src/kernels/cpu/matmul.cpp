@@ -161,6 +161,9 @@ class MatMulKernel final : public Kernel {
       for (const auto& d : *bt.shape) bd.push_back(d.value);
       MatmulShape s;
       if (matmul_shape(ad, bd, &s).empty()) {
+        static_shape_ = s;
+        static_a_ = ad;
+        static_b_ = bd;
         const graph::TensorData* bc = init.constant(1);
         if (!build_packed(s, ad, dnnl_util::const_f32(bc), init.packs()))
           cache_.put_static(ad, bd, 0, build(s, dnnl_util::const_f32(bc), bias_, sum_, act_, init.packs()));
@@ -173,9 +176,14 @@ class MatMulKernel final : public Kernel {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (a.dtype != b.dtype) return ctx.fail("A and B types differ");
-    MatmulShape s;
-    const std::string err = matmul_shape(a.dims, b.dims, &s);
-    if (!err.empty()) return ctx.fail("%s (A %s, B %s)", err.c_str(), a.type().str().c_str(), b.type().str().c_str());
+    // The shapes compiled for: the shape worked out then (no vectors per run).
+    MatmulShape dynamic_shape;
+    const bool compiled = !static_a_.empty() && a.dims == static_a_ && b.dims == static_b_;
+    if (!compiled) {
+      const std::string err = matmul_shape(a.dims, b.dims, &dynamic_shape);
+      if (!err.empty()) return ctx.fail("%s (A %s, B %s)", err.c_str(), a.type().str().c_str(), b.type().str().c_str());
+    }
+    const MatmulShape& s = compiled ? static_shape_ : dynamic_shape;
     Tensor* y = &ctx.output(0);
     if (!y->data || y->dims != s.out) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, s.out, &y));
     if (y->elements() == 0) return Status::Ok();
@@ -338,6 +346,10 @@ class MatMulKernel final : public Kernel {
   bool bias_ = false, sum_ = false;
   Activation act_;
   bool b_const_ = false;
+  // Float32 A and B of shapes known at compile time: those dims and their
+  // MatmulShape (static_a_ empty otherwise).
+  std::vector<int64_t> static_a_, static_b_;
+  MatmulShape static_shape_;
 };
 
 Status make_matmul(const KernelInit& init, std::unique_ptr<Kernel>* out) {

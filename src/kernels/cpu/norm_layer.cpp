@@ -129,10 +129,12 @@ Status rownorm(KernelContext& ctx) {
   OPENACL_RETURN_IF_ERROR(red::output_with_dims(ctx, 0, x.dims, &y));
   // Mean / InvStdDev (LayerNormalization): X's dims with [axis, r) set to 1.
   Tensor* stats[2] = {nullptr, nullptr};
-  std::vector<int64_t> sdims = x.dims;
-  for (size_t i = a; i < sdims.size(); ++i) sdims[i] = 1;
-  for (size_t o = 1; kCenter && o < 3; ++o)
-    if (ctx.has_output(o)) OPENACL_RETURN_IF_ERROR(red::output_with_dims(ctx, o, sdims, &stats[o - 1]));
+  if (kCenter && (ctx.has_output(1) || ctx.has_output(2))) {
+    std::vector<int64_t> sdims = x.dims;
+    for (size_t i = a; i < sdims.size(); ++i) sdims[i] = 1;
+    for (size_t o = 1; o < 3; ++o)
+      if (ctx.has_output(o)) OPENACL_RETURN_IF_ERROR(red::output_with_dims(ctx, o, sdims, &stats[o - 1]));
+  }
   if (rows == 0) return Status::Ok();
   // Arithmetic in X's compute type; Y is stored in its own type
   // (RMSNormalization's Y has scale's type V, which may differ from X's T).
