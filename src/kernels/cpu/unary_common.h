@@ -5,6 +5,7 @@
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
@@ -22,6 +23,15 @@ constexpr int64_t kGrain = 16384;
 // ulp), then 2^n applied in two halves so results near the float range's ends
 // round gradually into denormals/overflow like exp's. NaN flows through the
 // arithmetic (no select: a NaN test would stop the vectoriser).
+// c[0] z^(N-1) + c[1] z^(N-2) + ... + c[N-1] by Horner's rule (N is a
+// constant: the loop unrolls into the same multiply-adds written out).
+template <size_t N>
+inline float horner(float z, const float (&c)[N]) {
+  float p = c[0];
+  for (size_t i = 1; i < N; ++i) p = p * z + c[i];
+  return p;
+}
+
 inline float exp_approx(float x) {
   const float lo = -104.0f, hi = 89.0f;  // e^lo < smallest denormal, e^hi > FLT_MAX
   // The clamp is done on bits: as `x < lo ? lo : x` GCC folds the clamped
@@ -39,13 +49,9 @@ inline float exp_approx(float x) {
   const float fn = t - shifter;
   const int32_t n = std::bit_cast<int32_t>(t) - std::bit_cast<int32_t>(shifter);
   const float r = (xc - fn * 0.693359375f) - fn * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
+  static constexpr float kC[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+  const float p = horner(r, kC) * r * r + r + 1.0f;
   const int32_t n1 = n / 2, n2 = n - n1;  // each within [-75, 64]: a normal power of 2
   const float s1 = std::bit_cast<float>(static_cast<uint32_t>(n1 + 127) << 23);
   const float s2 = std::bit_cast<float>(static_cast<uint32_t>(n2 + 127) << 23);
@@ -71,14 +77,9 @@ inline float with_sign_of(float x, float y) {
 inline float tanh_approx(float x) {
   const float a = std::bit_cast<float>(std::bit_cast<int32_t>(x) & 0x7fffffff);
   const float z = a * a;
-  float p = -929569.f / 638512875.f;
-  p = p * z + 21844.f / 6081075.f;
-  p = p * z - 1382.f / 155925.f;
-  p = p * z + 62.f / 2835.f;
-  p = p * z - 17.f / 315.f;
-  p = p * z + 2.f / 15.f;
-  p = p * z - 1.f / 3.f;
-  const float small = a + a * z * p;
+  static constexpr float kC[] = {-929569.f / 638512875.f, 21844.f / 6081075.f, -1382.f / 155925.f,
+                                 62.f / 2835.f, -17.f / 315.f, 2.f / 15.f, -1.f / 3.f};
+  const float small = a + a * z * horner(z, kC);
   // e^-2|x| no smaller than e^-80 (tanh is 1 in float long before): a
   // denormal e would cost microcode assists on every lane. (A NaN fails
   // the compare and flows on.)
@@ -95,23 +96,13 @@ inline float tanh_approx(float x) {
 inline float erf_approx(float x) {
   const float a = std::bit_cast<float>(std::bit_cast<int32_t>(x) & 0x7fffffff);
   const float z = a * a;
-  float p = 1.f / 76204800.f;  // (-1)^k / (k! (2k + 1)), k = 10 .. 1
-  p = p * z - 1.f / 6894720.f;
-  p = p * z + 1.f / 685440.f;
-  p = p * z - 1.f / 75600.f;
-  p = p * z + 1.f / 9360.f;
-  p = p * z - 1.f / 1320.f;
-  p = p * z + 1.f / 216.f;
-  p = p * z - 1.f / 42.f;
-  p = p * z + 1.f / 10.f;
-  p = p * z - 1.f / 3.f;
-  const float small = 1.1283791670955126f * (a + a * z * p);  // 2 / sqrt(pi)
+  static constexpr float kTaylor[] = {  // (-1)^k / (k! (2k + 1)), k = 10 .. 1
+      1.f / 76204800.f, -1.f / 6894720.f, 1.f / 685440.f, -1.f / 75600.f, 1.f / 9360.f,
+      -1.f / 1320.f,    1.f / 216.f,      -1.f / 42.f,    1.f / 10.f,     -1.f / 3.f};
+  const float small = 1.1283791670955126f * (a + a * z * horner(z, kTaylor));  // 2 / sqrt(pi)
   const float t = 1.f / (1.f + 0.3275911f * a);
-  float q = 1.061405429f;
-  q = q * t - 1.453152027f;
-  q = q * t + 1.421413741f;
-  q = q * t - 0.284496736f;
-  q = q * t + 0.254829592f;
+  static constexpr float kAs[] = {1.061405429f, -1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f};
+  const float q = horner(t, kAs);
   // e^-x^2 no smaller than e^-80 (erf is 1 in float from |x| = 4): see tanh_approx.
   const float large = 1.f - q * t * exp_approx(-select_bits(-static_cast<int32_t>(z > 80.f), 80.f, z));
   return with_sign_of(x, select_bits(-static_cast<int32_t>(a < 1.f), small, large));
@@ -121,14 +112,8 @@ inline float erf_approx(float x) {
 // s^15 (the next term is below 1e-8 relative at s = 1/3).
 inline float two_atanh(float s) {
   const float z = s * s;
-  float p = 1.f / 15.f;
-  p = p * z + 1.f / 13.f;
-  p = p * z + 1.f / 11.f;
-  p = p * z + 1.f / 9.f;
-  p = p * z + 1.f / 7.f;
-  p = p * z + 1.f / 5.f;
-  p = p * z + 1.f / 3.f;
-  return 2.f * (s + s * z * p);
+  static constexpr float kC[] = {1.f / 15.f, 1.f / 13.f, 1.f / 11.f, 1.f / 9.f, 1.f / 7.f, 1.f / 5.f, 1.f / 3.f};
+  return 2.f * (s + s * z * horner(z, kC));
 }
 
 // Natural log for float, branch-free (libm's logf stops the vectoriser).
