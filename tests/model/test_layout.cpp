@@ -615,6 +615,58 @@ TEST_P(LayoutPass, PaddedBlocksWhereOnlyConvolutionsPoolsAndGatesRead) {
   }
 }
 
+// A Resize the upsampling kernel does not take is no blocked reader or
+// writer: nearest mode, a linear downsampling, linear scales that are a
+// graph input (known only per run), and tf_crop_and_resize. Each sits between
+// two convolutions and keeps both sides plain; the model still runs.
+TEST(LayoutMarks, OtherResizesStayPlain) {
+  struct Case {
+    const char* mode;
+    const char* coord;
+    float scale;
+    bool runtime_scales;
+  };
+  for (const Case& k : {Case{"nearest", "half_pixel", 2.f, false}, Case{"linear", "half_pixel", 0.5f, false},
+                        Case{"linear", "half_pixel", 2.f, true}, Case{"linear", "tf_crop_and_resize", 2.f, false}}) {
+    SCOPED_TRACE(std::string(k.mode) + " " + k.coord + " x" + std::to_string(k.scale) +
+                 (k.runtime_scales ? " (runtime scales)" : ""));
+    Builder b;
+    Value* x = b.input("x", {1, 16, 8, 8});
+    Value* sc = nullptr;
+    const float scales[4] = {1.f, 1.f, k.scale, k.scale};
+    if (k.runtime_scales) {
+      sc = b.input("scales", {4});
+    } else {
+      sc = b.g->add_value("scales", graph::TensorType{DType::kFloat32, graph::Shape{4}});
+      sc->constant = graph::TensorData::copy_of(DType::kFloat32, {4}, scales, sizeof scales);
+    }
+    Value* y = nullptr;
+    Node* r = b.node("resize", "Resize", {b.conv("conv1", x, 16, 16, 3), nullptr, sc}, &y);
+    r->attrs.set("mode", str(k.mode));
+    r->attrs.set("coordinate_transformation_mode", str(k.coord));
+    const int64_t side = k.scale > 1.f ? 16 : 4;
+    if (!k.runtime_scales) y->type = graph::TensorType{DType::kFloat32, graph::Shape{1, 16, side, side}};
+    b.output(b.op("gap", "GlobalAveragePool", {b.conv("conv2", y, 16, 16, 1)}));
+    std::unique_ptr<CompiledModel> cm;
+    Status st = CompiledModel::compile(b.g, CompileOptions(), &cm);
+    ASSERT_TRUE(st.ok()) << st.message();
+    for (const CompiledNode& cn : cm->nodes())
+      if (cn.node->name == "resize") {
+        EXPECT_EQ(cn.input_blocks.at(0), 0);
+        EXPECT_EQ(cn.output_blocks.at(0), 0);
+        EXPECT_FALSE(cn.node->attrs.has(kernels::cpu::kBlockedInputsAttr));
+      }
+    Executor e(std::shared_ptr<const CompiledModel>(std::move(cm)));
+    std::vector<float> xv = random_input(16 * 8 * 8);
+    std::vector<kernels::Tensor> in = {kernels::Tensor{DType::kFloat32, {1, 16, 8, 8}, xv.data()}};
+    std::vector<float> sv(scales, scales + 4);
+    if (k.runtime_scales) in.push_back(kernels::Tensor{DType::kFloat32, {4}, sv.data()});
+    std::vector<kernels::Tensor> out;
+    st = e.run(in, &out);
+    ASSERT_TRUE(st.ok()) << st.message();
+  }
+}
+
 // A Gemm (after Flatten) and a Mul broadcasting other than per channel are
 // not blocked readers.
 TEST(LayoutMarks, LeavesOtherReadersPlain) {
