@@ -59,16 +59,21 @@ void set_channel_block_for_testing(int64_t block);
 
 // Whether this machine runs a 16-float FMA at the rate of an 8-float one
 // (AVX-512 on full-width units: Intel, AMD Zen 5), measured once by a short
-// probe (about 0.06 ms); false without AVX-512 and where it is split into two
-// 256-bit halves (AMD Zen 4).
+// probe (about 0.1 ms); false without AVX-512 and where it is split into two
+// 256-bit halves (AMD Zen 4). Only Winograd's channel threshold depends on it
+// (conv_winograd.cpp).
 bool full_width_avx512();
-// Whether blocks are mixed: with a block of 16 on a full-width machine, a
-// marked tensor whose C is a multiple of 8 but not of 16 takes 8-blocks and
-// every other one 16, whatever kBlockedMaxAttr says. There the 16-block
-// kernels run twice as fast as the 8-block ones, so capping a whole region
-// at 8 for its 24- or 40-channel tensors costs more than the convolutions at
-// the 8/16 boundaries (MobileNetV2 7.6 -> 5.2 ms, LR-ASPP 12.8 -> 9.3 ms at
-// one thread on a Zen 5).
+// Whether blocks are mixed: with a block of 16 (AVX-512), a marked tensor
+// whose C is a multiple of 8 but not of 16 takes 8-blocks and every other one
+// 16, whatever kBlockedMaxAttr says. The 16-block kernels run faster than the
+// 8-block ones, so capping a whole region at 8 for its 24- or 40-channel
+// tensors costs more than the convolutions at the 8/16 boundaries: on a Zen 5
+// (full-width units) MobileNetV2 7.6 -> 5.2 ms and LR-ASPP 12.8 -> 9.3 ms at
+// one thread; on a Zen 4 (16-float ops split in two halves), where the cap
+// was first measured to win, MobileNetV2's nodes now sum to 7.85 ms mixed
+// against 8.4 ms capped (2026-12-02, `openacl-run --times`, four
+// alternating rounds). The cap (and so kBlockedMaxAttr) only applies where
+// tests turn mixing off.
 bool mixed_blocks();
 // Tests only: forces mixed_blocks() on (1) or off (0); -1 restores the
 // machine's answer. Same rules as set_channel_block_for_testing.

@@ -43,14 +43,14 @@ struct ConvEntry {
 
 // Whether a convolution should run on channels-last copies of its blocked
 // X and Y: a 2-D, one-group convolution with a window larger than 1x1, both
-// sides in 16-blocks, where AVX-512 runs on full-width units. There oneDNN
-// 2.6's brgemm convolution (channels-last only) ran ResNet-50's 3x3 layers
-// 1.3-1.45x faster than its direct kernel for 16-blocks (weights and
-// activations out of cache: 512 channels at 7x7 2.0 -> 1.5 ms, 128 at 56x56
-// stride 2 1.75 -> 1.30 ms, one thread, Zen 5), reorders included; 1x1
-// convolutions ran alike in both.
+// sides in 16-blocks (AVX-512). There oneDNN 2.6's brgemm convolution
+// (channels-last only) ran ResNet-50's 3x3 layers 1.3-1.45x faster than its
+// direct kernel for 16-blocks (weights and activations out of cache: 512
+// channels at 7x7 2.0 -> 1.5 ms, 128 at 56x56 stride 2 1.75 -> 1.30 ms, one
+// thread, Zen 5), reorders included; on a Zen 4 the 512-channel 7x7 layers
+// 2.6 -> 2.25 ms. 1x1 convolutions ran alike in both.
 inline bool prefers_channels_last(int64_t groups, int64_t kernel_elems, int64_t xb, int64_t yb) {
-  return groups == 1 && kernel_elems > 1 && xb == 16 && yb == 16 && full_width_avx512();
+  return groups == 1 && kernel_elems > 1 && xb == 16 && yb == 16;
 }
 
 inline bool is_slow_impl(const dnnl::primitive_desc& pd) {
