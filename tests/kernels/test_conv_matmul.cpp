@@ -82,6 +82,44 @@ TEST(Conv, OneDnnMatchesReferenceOnRandomShapes) {
   }
 }
 
+// Convolutions over a 1x1 plane (squeeze-excite gates, classifiers written
+// as a Conv) run as matrix-vector products: every rank, batch > 1, channel
+// counts below and past the 8-float steps and the four-row groups, with and
+// without bias, constant weights or not; a padded or strided one still
+// matches the reference (the padded one is not a plane product).
+TEST(Conv, OverAOneByOnePlaneMatchesReference) {
+  int trial = 0;
+  for (int nsp : {1, 2, 3})
+    for (int64_t C : {1, 7, 24, 131})
+      for (int64_t M : {1, 6, 33}) {
+        ++trial;
+        const int64_t N = 1 + trial % 3;
+        const bool padded = trial % 5 == 0, bias = trial % 2 == 0;
+        std::vector<int64_t> xd{N, C}, wd{M, C}, s, d, p(2 * nsp, padded ? 1 : 0);
+        for (int i = 0; i < nsp; ++i) xd.push_back(1), wd.push_back(1), s.push_back(1 + trial % 2), d.push_back(1);
+        const auto attrs = conv_attrs(1, s, d, p);
+        const std::vector<float> x = random_floats(count(xd), trial), w = random_floats(count(wd), 100 + trial),
+                                 b = random_floats(M, 200 + trial);
+        WindowGeom g;
+        ASSERT_EQ(kernels::cpu::conv_geom(attrs, xd, wd, &g), "");
+        std::vector<double> xs(x.begin(), x.end()), ws(w.begin(), w.end()), bs(b.begin(), b.end());
+        std::vector<double> want(static_cast<size_t>(g.N * g.M * g.out_size()));
+        kernels::cpu::conv_ref<double>(g, xs.data(), ws.data(), bias ? bs.data() : nullptr, want.data());
+        for (bool constant_w : {true, false}) {
+          OpSpec spec;
+          spec.op_type = "Conv";
+          spec.attrs = attrs;
+          if (constant_w) spec.constant_inputs = {1, 2};
+          std::vector<Data> ins{tensor<float>(xd, x), tensor<float>(wd, w)};
+          if (bias) ins.push_back(tensor<float>({M}, b));
+          OpRun r = run_op(spec, ins);
+          ASSERT_TRUE(r.status.ok()) << r.status.message();
+          EXPECT_EQ(r.outputs[0]->dims, kernels::cpu::geom_out_dims(g));
+          expect_near(values<float>(r.outputs[0]), want, 1e-5, "trial " + std::to_string(trial));
+        }
+      }
+}
+
 // Channel counts where oneDNN's direct kernels want blocked activations (the
 // kernel reorders X and Y around the convolution).
 TEST(Conv, WiderChannelsMatchReference) {

@@ -15,6 +15,7 @@
 #include <map>
 #include <random>
 
+#include "graph/passes.h"
 #include "kernels/cpu/blocked_layout.h"
 #include "model/compiled_model.h"
 #include "model/executor.h"
@@ -447,6 +448,47 @@ TEST_P(LayoutPass, ChannelScaleMulStaysBlocked) {
           EXPECT_EQ(cn.output_blocks.at(0), 0) << n;
         }
       }
+    });
+  }
+  ASSERT_EQ(outs[1].size(), 1u);
+  expect_close(outs[1][0], outs[0][0], "output");
+}
+
+// A squeeze-excite block whose gate convolutions run over a 1x1 plane
+// (ConvKernel's matrix-vector path, no oneDNN primitive): x [2, 16, 6, 5] ->
+// conv1 -> a, 24 channels (padded 16-blocks where blocks are mixed) -> GAP
+// -> fc1 (24 -> 8, Relu; its output blocked, padded where blocks are 16)
+// -> fc2 (8 -> 24, reading that) + the GAP's output (a fused residual) ->
+// HardSigmoid -> scales a -> conv2 -> output. Outputs match the plain run.
+TEST_P(LayoutPass, SqueezeExciteGateOverAOneByOnePlane) {
+  std::vector<std::vector<float>> outs[2];
+  for (int on = 0; on < 2; ++on) {
+    Builder b;
+    Value* x = b.input("x", {2, 16, 6, 5});
+    Value* a = b.conv("conv1", x, 16, 24, 3);
+    Value* gap = b.op("gap", "GlobalAveragePool", {a});
+    Value* h = b.op("relu", "Relu", {b.conv("fc1", gap, 24, 8, 1)});
+    Value* s = b.op("hsig", "HardSigmoid", {b.op("add", "Add", {b.conv("fc2", h, 8, 24, 1), gap})});
+    b.output(b.conv("conv2", b.op("mul", "Mul", {a, s}), 24, 16, 3));
+    outs[on] = compile_and_run(b, on != 0, {2, 16, 6, 5}, [&](const CompiledModel& cm) {
+      bool fc1 = false, fc2 = false;
+      for (const CompiledNode& cn : cm.nodes()) {
+        const std::string& n = cn.node->name;
+        const bool blocked = on && kernels::cpu::channel_block() > 0;
+        if (n == "fc1") {
+          fc1 = true;
+          // Blocked output (8 channels: padded where blocks are 16).
+          EXPECT_EQ(cn.output_blocks.at(0) > 0, blocked);
+        }
+        if (n == "fc2") {
+          fc2 = true;
+          // The Add and the HardSigmoid went into it.
+          EXPECT_EQ(cn.node->attrs.get_int(graph::kFusedSumAttr, 0), 1);
+          EXPECT_EQ(cn.node->attrs.get_string(graph::kFusedActivationAttr, ""), "HardSigmoid");
+          EXPECT_EQ(cn.input_blocks.at(0) > 0, blocked);
+        }
+      }
+      EXPECT_TRUE(fc1 && fc2);
     });
   }
   ASSERT_EQ(outs[1].size(), 1u);

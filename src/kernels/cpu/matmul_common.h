@@ -115,6 +115,12 @@ std::shared_ptr<const MatmulEntry> build_matmul(const MatmulSpec& spec, const fl
 void run_matmul(const MatmulEntry& e, const float* a, const float* b, float* c, const float* bias = nullptr);
 #endif
 
+// y[n] = alpha * dot(a, B[n, 0..K)) for n in [n0, n1), plus y[n] when acc
+// (a matrix-vector product with B stored [N, K]; gemm.cpp). Used by Gemm's
+// batch-1 classifier form and by convolutions over a 1x1 plane (conv.cpp).
+void gemv_bt_rows(const float* a, const float* B, int64_t K, int64_t n0, int64_t n1, float alpha, bool acc,
+                  float* y);
+
 // y = act(c + bias[column] + r) over rows x n values; c may be y, r may be y
 // (not both), bias / r nullptr when absent.
 inline void matmul_epilogue(const float* c, const float* bias, const float* r, float* y, int64_t rows, int64_t n,
