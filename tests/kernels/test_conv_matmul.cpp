@@ -40,6 +40,32 @@ graph::AttributeMap conv_attrs(int64_t group, std::vector<int64_t> s, std::vecto
   return a;
 }
 
+// Runs Conv (constant weights and bias, then not) on seeded random X, W and
+// B against the double-precision reference.
+void expect_conv_matches_reference(const graph::AttributeMap& attrs, const std::vector<int64_t>& xd,
+                                   const std::vector<int64_t>& wd, bool bias, int seed, double tol) {
+  const int64_t M = wd[0];
+  const std::vector<float> x = random_floats(count(xd), seed), w = random_floats(count(wd), 100 + seed),
+                           b = random_floats(M, 200 + seed);
+  WindowGeom g;
+  ASSERT_EQ(kernels::cpu::conv_geom(attrs, xd, wd, &g), "");
+  std::vector<double> xs(x.begin(), x.end()), ws(w.begin(), w.end()), bs(b.begin(), b.end());
+  std::vector<double> want(static_cast<size_t>(g.N * g.M * g.out_size()));
+  kernels::cpu::conv_ref<double>(g, xs.data(), ws.data(), bias ? bs.data() : nullptr, want.data());
+  for (bool constant_w : {true, false}) {
+    OpSpec spec;
+    spec.op_type = "Conv";
+    spec.attrs = attrs;
+    if (constant_w) spec.constant_inputs = {1, 2};
+    std::vector<Data> ins{tensor<float>(xd, x), tensor<float>(wd, w)};
+    if (bias) ins.push_back(tensor<float>({M}, b));
+    OpRun r = run_op(spec, ins);
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    EXPECT_EQ(r.outputs[0]->dims, kernels::cpu::geom_out_dims(g));
+    expect_near(values<float>(r.outputs[0]), want, tol, "seed " + std::to_string(seed));
+  }
+}
+
 // The oneDNN path (weights constant: prepacked at compile time; or not) vs
 // the double-precision reference.
 TEST(Conv, OneDnnMatchesReferenceOnRandomShapes) {
@@ -58,27 +84,7 @@ TEST(Conv, OneDnnMatchesReferenceOnRandomShapes) {
       const int64_t in = (k - 1) * dil + 1 + pick(0, nsp == 3 ? 4 : 9);
       xd.push_back(in), wd.push_back(k), s.push_back(st), d.push_back(dil);
     }
-    const auto attrs = conv_attrs(G, s, d, p);
-    const std::vector<float> x = random_floats(count(xd), trial), w = random_floats(count(wd), 100 + trial),
-                             b = random_floats(M, 200 + trial);
-    WindowGeom g;
-    ASSERT_EQ(kernels::cpu::conv_geom(attrs, xd, wd, &g), "");
-    std::vector<double> xs(x.begin(), x.end()), ws(w.begin(), w.end()), bs(b.begin(), b.end());
-    std::vector<double> want(static_cast<size_t>(g.N * g.M * g.out_size()));
-    const bool bias = trial % 2 == 0;
-    kernels::cpu::conv_ref<double>(g, xs.data(), ws.data(), bias ? bs.data() : nullptr, want.data());
-    for (bool constant_w : {true, false}) {
-      OpSpec spec;
-      spec.op_type = "Conv";
-      spec.attrs = attrs;
-      if (constant_w) spec.constant_inputs = {1, 2};
-      std::vector<Data> ins{tensor<float>(xd, x), tensor<float>(wd, w)};
-      if (bias) ins.push_back(tensor<float>({M}, b));
-      OpRun r = run_op(spec, ins);
-      ASSERT_TRUE(r.status.ok()) << r.status.message();
-      EXPECT_EQ(r.outputs[0]->dims, kernels::cpu::geom_out_dims(g));
-      expect_near(values<float>(r.outputs[0]), want, 1e-4, "trial " + std::to_string(trial));
-    }
+    expect_conv_matches_reference(conv_attrs(G, s, d, p), xd, wd, trial % 2 == 0, trial, 1e-4);
   }
 }
 
@@ -97,26 +103,7 @@ TEST(Conv, OverAOneByOnePlaneMatchesReference) {
         const bool padded = trial % 5 == 0, bias = trial % 2 == 0;
         std::vector<int64_t> xd{N, C}, wd{M, C}, s, d, p(2 * nsp, padded ? 1 : 0);
         for (int i = 0; i < nsp; ++i) xd.push_back(1), wd.push_back(1), s.push_back(1 + trial % 2), d.push_back(1);
-        const auto attrs = conv_attrs(1, s, d, p);
-        const std::vector<float> x = random_floats(count(xd), trial), w = random_floats(count(wd), 100 + trial),
-                                 b = random_floats(M, 200 + trial);
-        WindowGeom g;
-        ASSERT_EQ(kernels::cpu::conv_geom(attrs, xd, wd, &g), "");
-        std::vector<double> xs(x.begin(), x.end()), ws(w.begin(), w.end()), bs(b.begin(), b.end());
-        std::vector<double> want(static_cast<size_t>(g.N * g.M * g.out_size()));
-        kernels::cpu::conv_ref<double>(g, xs.data(), ws.data(), bias ? bs.data() : nullptr, want.data());
-        for (bool constant_w : {true, false}) {
-          OpSpec spec;
-          spec.op_type = "Conv";
-          spec.attrs = attrs;
-          if (constant_w) spec.constant_inputs = {1, 2};
-          std::vector<Data> ins{tensor<float>(xd, x), tensor<float>(wd, w)};
-          if (bias) ins.push_back(tensor<float>({M}, b));
-          OpRun r = run_op(spec, ins);
-          ASSERT_TRUE(r.status.ok()) << r.status.message();
-          EXPECT_EQ(r.outputs[0]->dims, kernels::cpu::geom_out_dims(g));
-          expect_near(values<float>(r.outputs[0]), want, 1e-5, "trial " + std::to_string(trial));
-        }
+        expect_conv_matches_reference(conv_attrs(1, s, d, p), xd, wd, bias, trial, 1e-5);
       }
 }
 
@@ -125,20 +112,8 @@ TEST(Conv, OverAOneByOnePlaneMatchesReference) {
 TEST(Conv, WiderChannelsMatchReference) {
   for (int64_t stride : {1, 2}) {
     const std::vector<int64_t> xd{2, 32, 11, 9}, wd{48, 32, 3, 3};
-    const auto attrs = conv_attrs(1, {stride, stride}, {1, 1}, {1, 1, 1, 0});
-    const std::vector<float> x = random_floats(count(xd), 11), w = random_floats(count(wd), 12), b = random_floats(48, 13);
-    WindowGeom g;
-    ASSERT_EQ(kernels::cpu::conv_geom(attrs, xd, wd, &g), "");
-    std::vector<double> xs(x.begin(), x.end()), ws(w.begin(), w.end()), bs(b.begin(), b.end());
-    std::vector<double> want(static_cast<size_t>(g.N * g.M * g.out_size()));
-    kernels::cpu::conv_ref<double>(g, xs.data(), ws.data(), bs.data(), want.data());
-    OpSpec spec;
-    spec.op_type = "Conv";
-    spec.attrs = attrs;
-    spec.constant_inputs = {1, 2};
-    OpRun r = run_op(spec, {tensor<float>(xd, x), tensor<float>(wd, w), tensor<float>({48}, b)});
-    ASSERT_TRUE(r.status.ok()) << r.status.message();
-    expect_near(values<float>(r.outputs[0]), want, 1e-4, "stride " + std::to_string(stride));
+    expect_conv_matches_reference(conv_attrs(1, {stride, stride}, {1, 1}, {1, 1, 1, 0}), xd, wd, true,
+                                  11 + static_cast<int>(stride), 1e-4);
   }
 }
 

@@ -174,6 +174,15 @@ OPENACL_REGISTER_KERNEL(Gemm, "cpu")
             DType::kUInt32, DType::kUInt64})
     .create(make_gemm);
 
+// The end of a four-row group (rows b0, b0 + K, ...; t their vector sums so
+// far): the columns from k on, then y[0..4) = alpha * t (+ y).
+inline void finish_quad(const float* a, const float* b0, int64_t K, int64_t k, float alpha, bool acc, float* t,
+                        float* y) {
+  for (; k < K; ++k)
+    for (int i = 0; i < 4; ++i) t[i] += a[k] * b0[i * K + k];
+  for (int i = 0; i < 4; ++i) y[i] = alpha * t[i] + (acc ? y[i] : 0.f);
+}
+
 #if defined(__x86_64__) && defined(__GNUC__)
 // gemv_bt_rows' four-row groups with 16 floats per step, where the CPU has
 // AVX-512F; returns the first row it left. Rows n..n+3 lie one after another,
@@ -209,13 +218,7 @@ __attribute__((target("avx512f"))) int64_t gemv_bt_quads16(const float* a, const
     float t[4] = {};
     for (int i = 0; i < 4; ++i)
       for (int l = 0; l < 16; ++l) t[i] += lanes[i][l];
-    for (; k < K; ++k) {
-      t[0] += a[k] * b0[k];
-      t[1] += a[k] * b1[k];
-      t[2] += a[k] * b2[k];
-      t[3] += a[k] * b3[k];
-    }
-    for (int i = 0; i < 4; ++i) y[n + i] = alpha * t[i] + (acc ? y[n + i] : 0.f);
+    finish_quad(a, b0, K, k, alpha, acc, t, y + n);
   }
   return n;
 }
@@ -245,13 +248,7 @@ OPENACL_AVX2_CLONES void gemv_bt_rows(const float* a, const float* B, int64_t K,
       s3 += x * ld8(b3 + k);
     }
     float t[4] = {hsum8(s0), hsum8(s1), hsum8(s2), hsum8(s3)};
-    for (; k < K; ++k) {
-      t[0] += a[k] * b0[k];
-      t[1] += a[k] * b1[k];
-      t[2] += a[k] * b2[k];
-      t[3] += a[k] * b3[k];
-    }
-    for (int i = 0; i < 4; ++i) y[n + i] = alpha * t[i] + (acc ? y[n + i] : 0.f);
+    finish_quad(a, b0, K, k, alpha, acc, t, y + n);
   }
   for (; n < n1; ++n) {
     const float* b = B + n * K;
