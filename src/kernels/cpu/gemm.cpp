@@ -186,14 +186,17 @@ inline void finish_quad(const float* a, const float* b0, int64_t K, int64_t k, f
 #if defined(__x86_64__) && defined(__GNUC__)
 // gemv_bt_rows' four-row groups with 16 floats per step, where the CPU has
 // AVX-512F; returns the first row it left. Rows n..n+3 lie one after another,
-// and each step also prefetches the next group's bytes at the rate it reads
-// these. A squeeze-excite gate's or a classifier's weights come from memory
+// and with short rows each step also prefetches the next group's bytes at
+// the rate it reads these. A squeeze-excite gate's or a classifier's weights come from memory
 // (the rest of the model evicted them): there a 960 x 240 product took 93
 // us with eight floats per step, no prefetch, 65 us like this; 240 x 960
 // 56 -> 40 us (Zen 4, weights cycled through 59 MB).
 __attribute__((target("avx512f"))) int64_t gemv_bt_quads16(const float* a, const float* B, int64_t K, int64_t n0,
                                                             int64_t n1, float alpha, bool acc, float* y) {
   const float* end = B + n1 * K;
+  // Rows of up to 1024 floats: with longer ones the next group is too far
+  // ahead (ResNet-50's 2048-float rows ran 10-25% slower with it).
+  const bool prefetch = K <= 1024;
   int64_t n = n0;
   for (; n + 4 <= n1; n += 4) {
     const float* b0 = B + n * K;
@@ -202,7 +205,7 @@ __attribute__((target("avx512f"))) int64_t gemv_bt_quads16(const float* a, const
     int64_t k = 0;
     for (; k + 16 <= K; k += 16) {
       const float* p = next + 4 * k;  // the four lines this step reads, one group on
-      if (p + 64 <= end)
+      if (prefetch && p + 64 <= end)
         for (int l = 0; l < 4; ++l) _mm_prefetch(reinterpret_cast<const char*>(p + 16 * l), _MM_HINT_T0);
       const __m512 x = _mm512_loadu_ps(a + k);
       s0 = _mm512_fmadd_ps(x, _mm512_loadu_ps(b0 + k), s0);
