@@ -40,6 +40,26 @@ graph::AttributeMap conv_attrs(int64_t group, std::vector<int64_t> s, std::vecto
   return a;
 }
 
+// Runs `op` (Conv or ConvTranspose) on X, W and B (b may be null) with
+// constant weights and bias, then with runtime ones, against `want`.
+void expect_both_weight_kinds(const char* op, const graph::AttributeMap& attrs, const std::vector<int64_t>& xd,
+                              const std::vector<float>& x, const std::vector<int64_t>& wd, const std::vector<float>& w,
+                              const std::vector<float>* b, const std::vector<int64_t>& out_dims,
+                              const std::vector<double>& want, double tol, const std::string& what) {
+  for (bool constant_w : {true, false}) {
+    OpSpec spec;
+    spec.op_type = op;
+    spec.attrs = attrs;
+    if (constant_w) spec.constant_inputs = {1, 2};
+    std::vector<Data> ins{tensor<float>(xd, x), tensor<float>(wd, w)};
+    if (b) ins.push_back(tensor<float>({static_cast<int64_t>(b->size())}, *b));
+    OpRun r = run_op(spec, ins);
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    EXPECT_EQ(r.outputs[0]->dims, out_dims);
+    expect_near(values<float>(r.outputs[0]), want, tol, what);
+  }
+}
+
 // Runs Conv (constant weights and bias, then not) on seeded random X, W and
 // B against the double-precision reference.
 void expect_conv_matches_reference(const graph::AttributeMap& attrs, const std::vector<int64_t>& xd,
@@ -52,18 +72,8 @@ void expect_conv_matches_reference(const graph::AttributeMap& attrs, const std::
   std::vector<double> xs(x.begin(), x.end()), ws(w.begin(), w.end()), bs(b.begin(), b.end());
   std::vector<double> want(static_cast<size_t>(g.N * g.M * g.out_size()));
   kernels::cpu::conv_ref<double>(g, xs.data(), ws.data(), bias ? bs.data() : nullptr, want.data());
-  for (bool constant_w : {true, false}) {
-    OpSpec spec;
-    spec.op_type = "Conv";
-    spec.attrs = attrs;
-    if (constant_w) spec.constant_inputs = {1, 2};
-    std::vector<Data> ins{tensor<float>(xd, x), tensor<float>(wd, w)};
-    if (bias) ins.push_back(tensor<float>({M}, b));
-    OpRun r = run_op(spec, ins);
-    ASSERT_TRUE(r.status.ok()) << r.status.message();
-    EXPECT_EQ(r.outputs[0]->dims, kernels::cpu::geom_out_dims(g));
-    expect_near(values<float>(r.outputs[0]), want, tol, "seed " + std::to_string(seed));
-  }
+  expect_both_weight_kinds("Conv", attrs, xd, x, wd, w, bias ? &b : nullptr, kernels::cpu::geom_out_dims(g), want,
+                           tol, "seed " + std::to_string(seed));
 }
 
 // The oneDNN path (weights constant: prepacked at compile time; or not) vs
@@ -184,18 +194,8 @@ TEST(ConvTranspose, OneDnnMatchesReferenceOnRandomShapes) {
     std::vector<double> want(static_cast<size_t>(g.N * g.M * g.out_size()));
     const bool bias = trial % 2 == 1;
     kernels::cpu::conv_transpose_ref<double>(g, xs.data(), ws.data(), bias ? bs.data() : nullptr, want.data());
-    for (bool constant_w : {true, false}) {
-      OpSpec spec;
-      spec.op_type = "ConvTranspose";
-      spec.attrs = attrs;
-      if (constant_w) spec.constant_inputs = {1, 2};
-      std::vector<Data> ins{tensor<float>(xd, x), tensor<float>(wd, w)};
-      if (bias) ins.push_back(tensor<float>({M}, b));
-      OpRun r = run_op(spec, ins);
-      ASSERT_TRUE(r.status.ok()) << r.status.message();
-      EXPECT_EQ(r.outputs[0]->dims, kernels::cpu::geom_out_dims(g));
-      expect_near(values<float>(r.outputs[0]), want, 1e-4, "trial " + std::to_string(trial));
-    }
+    expect_both_weight_kinds("ConvTranspose", attrs, xd, x, wd, w, bias ? &b : nullptr, kernels::cpu::geom_out_dims(g),
+                             want, 1e-4, "trial " + std::to_string(trial));
   }
 }
 
