@@ -1,0 +1,281 @@
+// Pointwise convolution over channel-blocked activations: see conv_1x1.h.
+#include "kernels/cpu/conv_1x1.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "base/page_alloc.h"
+#include "kernels/cpu/cpu_common.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12 reads the _mm512_undefined_ps() inside _mm512_max_ps / _mm512_min_ps
+// as a use of an uninitialised value (a false positive).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#define OPENACL_CONV1X1_AVX512 1
+#endif
+
+namespace openacl::kernels::cpu {
+namespace {
+
+// Pixels per tile for a group of nb output blocks: 24 accumulators (16 for
+// one block), the rest of the 32 registers for the weights.
+constexpr int kTilePixels[5] = {0, 16, 12, 8, 6};
+// X of one pixel range stays within this many bytes (half a Zen 4's L2).
+const int64_t kRangeBytes = std::getenv("R1X1") ? std::atoll(std::getenv("R1X1")) : 512 << 10;
+
+#ifdef OPENACL_CONV1X1_AVX512
+struct TileArgs {
+  const float* x;     // the tile's first pixel in X's first channel block
+  int64_t xcs;        // floats between X's channel blocks (P * xb)
+  int64_t C;          // input channels (real ones)
+  const float* w;     // packed weights of the tile's first block: [C][16]
+  int64_t wbs;        // floats between blocks of packed weights (C * 16)
+  const float* bias;  // the tile's first block's 16 values
+  float* y;           // the tile's first pixel in Y's first block
+  const float* r;     // the same place in the residual, or null
+  int64_t ybs;        // floats between Y's blocks (P * 16)
+  int last;           // index of the block whose lanes past M are zeroed, or -1
+  __mmask16 mask;     // its real lanes
+  int kind;           // Conv1x1::Act, as an int
+  float a, b;         // the activation's parameters
+};
+
+enum : int { kNone, kRelu, kLeakyRelu, kClip, kHardSigmoid, kHardSwish, kOther };
+
+__attribute__((target("avx512f"), always_inline)) inline __m512 activate(__m512 v, int kind, float a, float b) {
+  switch (kind) {
+    case kRelu:
+      return _mm512_max_ps(v, _mm512_setzero_ps());  // NaN -> 0, as Activation::apply_range
+    case kLeakyRelu:
+      return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v, _mm512_set1_ps(a));
+    case kClip:  // NaN passes through (the second operand is returned when one is NaN)
+      return _mm512_min_ps(_mm512_set1_ps(b), _mm512_max_ps(_mm512_set1_ps(a), v));
+    case kHardSigmoid: {
+      const __m512 t = _mm512_min_ps(_mm512_fmadd_ps(v, _mm512_set1_ps(a), _mm512_set1_ps(b)), _mm512_set1_ps(1.f));
+      return _mm512_max_ps(t, _mm512_setzero_ps());
+    }
+    case kHardSwish: {
+      const __m512 t = _mm512_min_ps(_mm512_fmadd_ps(v, _mm512_set1_ps(1.f / 6.f), _mm512_set1_ps(0.5f)),
+                                     _mm512_set1_ps(1.f));
+      return _mm512_mul_ps(v, _mm512_max_ps(t, _mm512_setzero_ps()));
+    }
+    default:
+      return v;
+  }
+}
+
+// acc (+ the residual), activated (KIND: a constant, so the switch folds), into Y.
+template <int KIND, int NB, int NP>
+__attribute__((target("avx512f"), always_inline)) inline void store_as(const TileArgs& t, __m512 (&acc)[NB][NP]) {
+#pragma GCC unroll 4
+  for (int j = 0; j < NB; ++j) {
+    float* yj = t.y + j * t.ybs;
+    const float* rj = t.r ? t.r + j * t.ybs : nullptr;
+#pragma GCC unroll 16
+    for (int i = 0; i < NP; ++i) {
+      __m512 v = acc[j][i];
+      if (rj) v = _mm512_add_ps(v, _mm512_loadu_ps(rj + 16 * i));
+      v = activate(v, KIND, t.a, t.b);
+      if (j == t.last) v = _mm512_maskz_mov_ps(t.mask, v);
+      _mm512_storeu_ps(yj + 16 * i, v);
+    }
+  }
+}
+
+template <int NB, int NP>
+__attribute__((target("avx512f"), always_inline)) inline void store_tile(const TileArgs& t, __m512 (&acc)[NB][NP]) {
+  switch (t.kind) {
+    case kRelu: return store_as<kRelu>(t, acc);
+    case kLeakyRelu: return store_as<kLeakyRelu>(t, acc);
+    case kClip: return store_as<kClip>(t, acc);
+    case kHardSigmoid: return store_as<kHardSigmoid>(t, acc);
+    case kHardSwish: return store_as<kHardSwish>(t, acc);
+    default: return store_as<kNone>(t, acc);
+  }
+}
+
+// NB output blocks x NP pixels, X in XB-blocks.
+template <int XB, int NB, int NP>
+__attribute__((target("avx512f"))) void tile_kernel(const TileArgs& t) {
+  __m512 acc[NB][NP];
+#pragma GCC unroll 4
+  for (int j = 0; j < NB; ++j) {
+    const __m512 bv = _mm512_loadu_ps(t.bias + 16 * j);
+#pragma GCC unroll 16
+    for (int i = 0; i < NP; ++i) acc[j][i] = bv;
+  }
+  for (int64_t c0 = 0; c0 < t.C; c0 += XB) {
+    const float* xc = t.x + (c0 / XB) * t.xcs;
+    const float* wc = t.w + c0 * 16;
+    const int64_t cn = std::min<int64_t>(XB, t.C - c0);
+    for (int64_t ci = 0; ci < cn; ++ci) {
+      __m512 wv[NB];
+#pragma GCC unroll 4
+      for (int j = 0; j < NB; ++j) wv[j] = _mm512_load_ps(wc + j * t.wbs + ci * 16);
+#pragma GCC unroll 16
+      for (int i = 0; i < NP; ++i) {
+        const __m512 xv = _mm512_set1_ps(xc[i * XB + ci]);
+#pragma GCC unroll 4
+        for (int j = 0; j < NB; ++j) acc[j][i] = _mm512_fmadd_ps(xv, wv[j], acc[j][i]);
+      }
+    }
+  }
+  store_tile<NB, NP>(t, acc);
+}
+
+using TileFn = void (*)(const TileArgs&);
+
+// kTiles[xb == 16][nb][np]: every tile shape run() may meet.
+template <int XB, int NB, int... NP>
+constexpr std::array<TileFn, 17> row(std::integer_sequence<int, NP...>) {
+  std::array<TileFn, 17> r{};
+  ((r[NP + 1] = NP + 1 <= kTilePixels[NB] ? &tile_kernel<XB, NB, (NP + 1 <= kTilePixels[NB] ? NP + 1 : 1)> : nullptr),
+   ...);
+  return r;
+}
+template <int XB>
+constexpr std::array<std::array<TileFn, 17>, 5> table() {
+  const auto s = std::make_integer_sequence<int, 16>{};
+  return {std::array<TileFn, 17>{}, row<XB, 1>(s), row<XB, 2>(s), row<XB, 3>(s), row<XB, 4>(s)};
+}
+const std::array<std::array<TileFn, 17>, 5> kTiles8 = table<8>();
+const std::array<std::array<TileFn, 17>, 5> kTiles16 = table<16>();
+#endif  // OPENACL_CONV1X1_AVX512
+
+bool enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("OPENACL_CONV_1X1");
+    return !(e && std::string(e) == "0");
+  }();
+  return on;
+}
+
+}  // namespace
+
+bool Conv1x1::applies(const WindowGeom& g, int64_t xb, int64_t yb) {
+#ifdef OPENACL_CONV1X1_AVX512
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (!avx512 || !enabled() || (xb != 8 && xb != 16) || yb != 16) return false;
+  for (int i = 0; i < kMaxSpatial; ++i)
+    if (g.k[i] != 1 || g.s[i] != 1 || g.pb[i] != 0 || g.pe[i] != 0 || g.in[i] != g.out[i]) return false;
+  return g.G == 1 && g.N > 0 && g.C > 0 && g.M > 0 && g.in_size() > 1 && g.in_size() <= (int64_t{1} << 30);
+#else
+  (void)g, (void)xb, (void)yb;
+  return false;
+#endif
+}
+
+std::shared_ptr<const Conv1x1> Conv1x1::make(const WindowGeom& g, const float* w, const float* b, int64_t xb,
+                                             int64_t yb, const Activation& act, PackCache* packs) {
+  if (!w || !applies(g, xb, yb)) return nullptr;
+  std::shared_ptr<Conv1x1> k(new Conv1x1());
+  k->N_ = g.N, k->C_ = g.C, k->M_ = g.M, k->P_ = g.in_size(), k->xb_ = xb, k->Mb_ = (g.M + 15) / 16;
+  const int64_t C = g.C, M = g.M, Mb = k->Mb_;
+  k->bias_.assign(static_cast<size_t>(Mb * 16), 0.f);
+  if (b) std::memcpy(k->bias_.data(), b, static_cast<size_t>(M) * sizeof(float));
+  k->act_ = act;
+  if (act.op.empty()) k->kind_ = Act::kNone;
+  else if (act.op == "Relu") k->kind_ = Act::kRelu;
+  else if (act.op == "LeakyRelu") k->kind_ = Act::kLeakyRelu;
+  else if (act.op == "Clip") k->kind_ = Act::kClip;
+  else if (act.op == "HardSigmoid") k->kind_ = Act::kHardSigmoid;
+  else if (act.op == "HardSwish") k->kind_ = Act::kHardSwish;
+  else k->kind_ = Act::kOther;
+
+  // Packed weights: from the .om when atc packed them (the recipe names the
+  // layout: change "v1" when it changes), else packed now.
+  const size_t bytes = static_cast<size_t>(Mb * C * 16) * sizeof(float);
+  const std::string recipe = "conv1x1 [Mb][C][16] v1 C" + std::to_string(C) + " M" + std::to_string(M);
+  if (packs) k->w_ = packs->find(w, recipe, bytes);
+  if (!k->w_) {
+    PageBuffer buf = alloc_pages(bytes);
+    if (!buf) return nullptr;
+    float* p = static_cast<float*>(buf.get());
+    // Block by block: each output row is read once, along C, into one lane.
+    parallel_for(Mb, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t ob = b0; ob < b1; ++ob) {
+        float* dst = p + ob * C * 16;
+        for (int64_t l = 0; l < 16; ++l) {
+          const int64_t m = ob * 16 + l;
+          if (m >= M) {
+            for (int64_t c = 0; c < C; ++c) dst[c * 16 + l] = 0.f;
+            continue;
+          }
+          const float* src = w + m * C;
+          for (int64_t c = 0; c < C; ++c) dst[c * 16 + l] = src[c];
+        }
+      }
+    });
+    std::shared_ptr<const void> owned(buf.release(), PageFree());
+    if (packs) packs->record(w, recipe, owned.get(), bytes, owned);
+    k->w_ = std::move(owned);
+  }
+
+  // Tiles: pixel ranges whose X fits kRangeBytes; in each, every group of
+  // output blocks (up to four, sizes balanced) over the range's pixels in
+  // tiles of balanced sizes.
+  const int64_t Cp = (C + xb - 1) / xb * xb, P = k->P_;
+  const int64_t range = std::max<int64_t>(24, kRangeBytes / (Cp * static_cast<int64_t>(sizeof(float))));
+  const int64_t ranges = (P + range - 1) / range;
+  const int64_t groups = (Mb + 3) / 4;
+  for (int64_t rg = 0; rg < ranges; ++rg) {
+    const int64_t q0 = rg * P / ranges, q1 = (rg + 1) * P / ranges;
+    for (int64_t gi = 0, ob0 = 0; gi < groups; ++gi) {
+      const int64_t nb = Mb / groups + (gi < Mb % groups ? 1 : 0);
+      const int64_t nt = (q1 - q0 + kTilePixels[nb] - 1) / kTilePixels[nb];
+      for (int64_t t = 0; t < nt; ++t) {
+        const int64_t p0 = q0 + t * (q1 - q0) / nt, p1 = q0 + (t + 1) * (q1 - q0) / nt;
+        k->tiles_.push_back(Tile{static_cast<int32_t>(p0), static_cast<int32_t>(p1 - p0), static_cast<int32_t>(ob0),
+                                 static_cast<int32_t>(nb)});
+      }
+      ob0 += nb;
+    }
+  }
+  // Chunks of at least ~1 MFLOP per thread.
+  const int64_t tile_flops = 2 * C * 16 * 24;
+  k->grain_ = std::max<int64_t>(1, (int64_t{1} << 20) / tile_flops);
+  return k;
+}
+
+void Conv1x1::run(const float* x, float* y, const float* residual) const {
+#ifdef OPENACL_CONV1X1_AVX512
+  const int64_t T = static_cast<int64_t>(tiles_.size());
+  const int64_t ximg = (C_ + xb_ - 1) / xb_ * xb_ * P_, yimg = Mb_ * 16 * P_;
+  const auto& fns = xb_ == 16 ? kTiles16 : kTiles8;
+  const float* w = static_cast<const float*>(w_.get());
+  const bool pad = M_ % 16 != 0;
+  const __mmask16 mask = static_cast<__mmask16>((1u << (M_ % 16)) - 1);
+  parallel_for(N_ * T, grain_, [&](int64_t lo, int64_t hi) {
+    TileArgs a;
+    a.xcs = P_ * xb_, a.C = C_, a.wbs = C_ * 16, a.ybs = P_ * 16, a.mask = mask;
+    a.kind = static_cast<int>(kind_), a.a = act_.alpha, a.b = act_.beta;
+    for (int64_t i = lo; i < hi; ++i) {
+      const int64_t n = i / T;
+      const Tile& t = tiles_[static_cast<size_t>(i % T)];
+      a.x = x + n * ximg + t.p0 * xb_;
+      a.w = w + t.ob0 * C_ * 16;
+      a.bias = bias_.data() + t.ob0 * 16;
+      const int64_t yoff = n * yimg + t.ob0 * a.ybs + t.p0 * 16;
+      a.y = y + yoff;
+      a.r = residual ? residual + yoff : nullptr;
+      a.last = pad && t.ob0 + t.nb == Mb_ ? t.nb - 1 : -1;
+      fns[static_cast<size_t>(t.nb)][static_cast<size_t>(t.np)](a);
+      if (kind_ == Act::kOther)  // an activation without a vector form here: on the stored tile
+        for (int j = 0; j < t.nb; ++j) {
+          act_.apply_range(a.y + j * a.ybs, 0, t.np * 16);
+          if (j == a.last)
+            for (int64_t p = 0; p < t.np; ++p) std::fill(a.y + j * a.ybs + p * 16 + M_ % 16, a.y + j * a.ybs + (p + 1) * 16, 0.f);
+        }
+    }
+  });
+#else
+  (void)x, (void)y, (void)residual;
+#endif
+}
+
+}  // namespace openacl::kernels::cpu

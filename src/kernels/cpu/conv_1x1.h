@@ -1,0 +1,68 @@
+// A pointwise convolution (1x1 window, stride 1, no padding, one group) over
+// channel-blocked activations, with our own AVX-512 loops instead of a
+// oneDNN primitive: X in 8- or 16-blocks (nChw8c / nChw16c, its padding
+// channels never read), Y in 16-blocks (its padding channels written as
+// zeros), the bias, a fused residual (which may be Y itself) and the fused
+// activation applied before Y is stored.
+//
+// Why not oneDNN's jit_1x1: the code generation of each of its primitives
+// took 0.16-0.74 ms of a load (LR-ASPP has 24 such layers: 8 of its 11 ms
+// of primitive creation), while these loops run as fast on the small-channel
+// layers of MobileNet-like networks (docs/graph-engine.md, "Pointwise
+// convolutions").
+//
+// The work: W is packed once into [ceil(M/16)][C][16] (zeros past M; from an
+// .om's PACKED section when atc packed it). Output blocks go in groups of up
+// to four and pixels in tiles (4 blocks x 6 pixels, 3 x 8, 2 x 12 or
+// 1 x 24: 24 accumulators), each tile one pass over the input channels: per
+// channel, one weight vector per block and one broadcast per pixel. Tiles
+// run pixel range by pixel range (a range's X stays in the L2 cache while
+// every group reads it), spread over the compute threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/cpu/conv_ref.h"
+#include "kernels/cpu/fused_activation.h"
+#include "kernels/pack_cache.h"
+
+namespace openacl::kernels::cpu {
+
+class Conv1x1 {
+ public:
+  // Whether these loops take a convolution of geometry g with X in blocks of
+  // xb and Y in blocks of yb (0: plain): a 1x1 window, stride 1, no padding,
+  // one group, xb 8 or 16, yb 16, more than one pixel, on a CPU with
+  // AVX-512F. OPENACL_CONV_1X1=0 in the environment turns them off (for
+  // comparisons with oneDNN).
+  static bool applies(const WindowGeom& g, int64_t xb, int64_t yb);
+
+  // w: [M, C, 1...] float32 (constant), b: [M] or nullptr. nullptr when
+  // applies() says no or memory runs out. packs: where the packed weights
+  // may already be (an .om's), or are recorded (atc); may be null.
+  static std::shared_ptr<const Conv1x1> make(const WindowGeom& g, const float* w, const float* b, int64_t xb,
+                                             int64_t yb, const Activation& act, PackCache* packs = nullptr);
+
+  // y = act(conv(x) + b (+ residual)); residual (Y's layout) may be y or null.
+  void run(const float* x, float* y, const float* residual) const;
+
+ private:
+  Conv1x1() = default;
+  // One tile: pixels [p0, p0 + np) of output blocks [ob0, ob0 + nb).
+  struct Tile {
+    int32_t p0, np, ob0, nb;
+  };
+  enum class Act { kNone, kRelu, kLeakyRelu, kClip, kHardSigmoid, kHardSwish, kOther };
+
+  int64_t N_ = 0, C_ = 0, M_ = 0, P_ = 0, xb_ = 0, Mb_ = 0;
+  std::shared_ptr<const void> w_;  // packed weights, [Mb][C][16]
+  std::vector<float> bias_;        // [Mb * 16], zeros past M and without a bias
+  Activation act_;
+  Act kind_ = Act::kNone;
+  std::vector<Tile> tiles_;  // one image's, in run order
+  int64_t grain_ = 1;        // tiles per parallel chunk, at least
+};
+
+}  // namespace openacl::kernels::cpu
