@@ -16,6 +16,7 @@
 #include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/conv_1x1.h"
 #include "kernels/cpu/conv_dnnl.h"
+#include "kernels/cpu/conv_dw.h"
 #include "kernels/cpu/conv_ref.h"
 #include "kernels/cpu/conv_winograd.h"
 #include "kernels/cpu/cpu_common.h"
@@ -109,13 +110,18 @@ class ConvKernel final : public Kernel {
     // Over a 1x1 plane no primitive is built: run() takes plane_1x1 instead.
     if (geom_ok_ && is_plane_1x1(geom_)) return;
 #if OPENACL_HAVE_DNNL
-    // Pointwise over blocked activations: our loops, no primitive (conv_1x1.h).
-    if (geom_ok_ && init.input(0).dtype == DType::kFloat32 && Conv1x1::applies(geom_, xb_, yb_) && rb_ == yb_) {
+    // Pointwise or depthwise over blocked activations: our loops, no
+    // primitive (conv_1x1.h, conv_dw.h).
+    if (geom_ok_ && init.input(0).dtype == DType::kFloat32 && rb_ == yb_ &&
+        (Conv1x1::applies(geom_, xb_, yb_) || ConvDepthwise::applies(geom_, xb_, yb_))) {
       const graph::TensorData* bc = init.has_input(2) ? init.constant(2) : nullptr;
       const float* wf = dnnl_util::const_f32(init.constant(1));
-      if (wf && (!init.has_input(2) || dnnl_util::const_f32(bc)))
-        pointwise_ = Conv1x1::make(geom_, wf, bc ? dnnl_util::const_f32(bc) : nullptr, xb_, yb_, act_, init.packs());
-      if (pointwise_) return;
+      const float* bf = bc ? dnnl_util::const_f32(bc) : nullptr;
+      if (wf && (!init.has_input(2) || bf)) {
+        pointwise_ = Conv1x1::make(geom_, wf, bf, xb_, yb_, act_, init.packs());
+        if (!pointwise_) depthwise_ = ConvDepthwise::make(geom_, wf, bf, xb_, yb_, act_, init.packs());
+      }
+      if (pointwise_ || depthwise_) return;
     }
     // Shapes known at compile time: build now, so run() only binds memory.
     const graph::TensorType& xt = init.input(0);
@@ -209,8 +215,10 @@ class ConvKernel final : public Kernel {
 #if OPENACL_HAVE_DNNL
     // Y's storage: more than n where its blocks pad the channels.
     const int64_t ny = yb_ ? g.N * ((g.M + yb_ - 1) / yb_ * yb_) * g.out_size() : n;
-    if (pointwise_ && x.dims == geom_xd_ && w.dims == geom_wd_) {  // built at compile time with the constant weights and bias
-      pointwise_->run(xp, yp, rp);
+    if ((pointwise_ || depthwise_) && x.dims == geom_xd_ && w.dims == geom_wd_) {
+      // built at compile time with the constant weights and bias
+      if (pointwise_) pointwise_->run(xp, yp, rp);
+      else depthwise_->run(xp, yp, rp);
       return;
     }
     if (wino_ && x.dims == wino_dims_) {  // built at compile time with the constant weights and bias
@@ -338,6 +346,7 @@ class ConvKernel final : public Kernel {
 #if OPENACL_HAVE_DNNL
   dnnl_util::ShapeCache<ConvEntry> cache_;
   std::shared_ptr<const Conv1x1> pointwise_;  // 1x1 stride-1 layers over blocked X and Y, constant W (and B)
+  std::shared_ptr<const ConvDepthwise> depthwise_;  // depthwise layers over 16-blocks, constant W (and B)
   std::shared_ptr<const WinogradConv> wino_;  // 3x3 stride-1 layers with constant W (and B)
   std::vector<int64_t> wino_dims_;            // the input dims it was built for
 #endif

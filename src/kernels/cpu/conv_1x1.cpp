@@ -9,13 +9,10 @@
 #include <utility>
 
 #include "base/page_alloc.h"
+#include "kernels/cpu/act512.h"
 #include "kernels/cpu/cpu_common.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-// GCC 12 reads the _mm512_undefined_ps() inside _mm512_max_ps / _mm512_min_ps
-// as a use of an uninitialised value (a false positive).
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
+#ifdef OPENACL_ACT512
 #define OPENACL_CONV1X1_AVX512 1
 #endif
 
@@ -26,7 +23,7 @@ namespace {
 // one block), the rest of the 32 registers for the weights.
 constexpr int kTilePixels[5] = {0, 16, 12, 8, 6};
 // X of one pixel range stays within this many bytes (half a Zen 4's L2).
-const int64_t kRangeBytes = std::getenv("R1X1") ? std::atoll(std::getenv("R1X1")) : 512 << 10;
+constexpr int64_t kRangeBytes = 512 << 10;
 
 #ifdef OPENACL_CONV1X1_AVX512
 struct TileArgs {
@@ -41,33 +38,11 @@ struct TileArgs {
   int64_t ybs;        // floats between Y's blocks (P * 16)
   int last;           // index of the block whose lanes past M are zeroed, or -1
   __mmask16 mask;     // its real lanes
-  int kind;           // Conv1x1::Act, as an int
+  int kind;           // act512::Kind
   float a, b;         // the activation's parameters
 };
 
-enum : int { kNone, kRelu, kLeakyRelu, kClip, kHardSigmoid, kHardSwish, kOther };
-
-__attribute__((target("avx512f"), always_inline)) inline __m512 activate(__m512 v, int kind, float a, float b) {
-  switch (kind) {
-    case kRelu:
-      return _mm512_max_ps(v, _mm512_setzero_ps());  // NaN -> 0, as Activation::apply_range
-    case kLeakyRelu:
-      return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v, _mm512_set1_ps(a));
-    case kClip:  // NaN passes through (the second operand is returned when one is NaN)
-      return _mm512_min_ps(_mm512_set1_ps(b), _mm512_max_ps(_mm512_set1_ps(a), v));
-    case kHardSigmoid: {
-      const __m512 t = _mm512_min_ps(_mm512_fmadd_ps(v, _mm512_set1_ps(a), _mm512_set1_ps(b)), _mm512_set1_ps(1.f));
-      return _mm512_max_ps(t, _mm512_setzero_ps());
-    }
-    case kHardSwish: {
-      const __m512 t = _mm512_min_ps(_mm512_fmadd_ps(v, _mm512_set1_ps(1.f / 6.f), _mm512_set1_ps(0.5f)),
-                                     _mm512_set1_ps(1.f));
-      return _mm512_mul_ps(v, _mm512_max_ps(t, _mm512_setzero_ps()));
-    }
-    default:
-      return v;
-  }
-}
+using namespace act512;
 
 // acc (+ the residual), activated (KIND: a constant, so the switch folds), into Y.
 template <int KIND, int NB, int NP>
@@ -80,7 +55,7 @@ __attribute__((target("avx512f"), always_inline)) inline void store_as(const Til
     for (int i = 0; i < NP; ++i) {
       __m512 v = acc[j][i];
       if (rj) v = _mm512_add_ps(v, _mm512_loadu_ps(rj + 16 * i));
-      v = activate(v, KIND, t.a, t.b);
+      v = act512::apply<KIND>(v, t.a, t.b);
       if (j == t.last) v = _mm512_maskz_mov_ps(t.mask, v);
       _mm512_storeu_ps(yj + 16 * i, v);
     }
@@ -179,13 +154,7 @@ std::shared_ptr<const Conv1x1> Conv1x1::make(const WindowGeom& g, const float* w
   k->bias_.assign(static_cast<size_t>(Mb * 16), 0.f);
   if (b) std::memcpy(k->bias_.data(), b, static_cast<size_t>(M) * sizeof(float));
   k->act_ = act;
-  if (act.op.empty()) k->kind_ = Act::kNone;
-  else if (act.op == "Relu") k->kind_ = Act::kRelu;
-  else if (act.op == "LeakyRelu") k->kind_ = Act::kLeakyRelu;
-  else if (act.op == "Clip") k->kind_ = Act::kClip;
-  else if (act.op == "HardSigmoid") k->kind_ = Act::kHardSigmoid;
-  else if (act.op == "HardSwish") k->kind_ = Act::kHardSwish;
-  else k->kind_ = Act::kOther;
+  k->kind_ = act512::kind_of(act);
 
   // Packed weights: from the .om when atc packed them (the recipe names the
   // layout: change "v1" when it changes), else packed now.
@@ -236,9 +205,9 @@ std::shared_ptr<const Conv1x1> Conv1x1::make(const WindowGeom& g, const float* w
       ob0 += nb;
     }
   }
-  // Chunks of at least ~1 MFLOP per thread.
+  // Chunks of at least ~256K FLOPs (8K multiply-adds of 16 lanes: a few microseconds).
   const int64_t tile_flops = 2 * C * 16 * 24;
-  k->grain_ = std::max<int64_t>(1, (int64_t{1} << 20) / tile_flops);
+  k->grain_ = std::max<int64_t>(1, (int64_t{1} << 18) / tile_flops);
   return k;
 }
 
@@ -253,7 +222,7 @@ void Conv1x1::run(const float* x, float* y, const float* residual) const {
   parallel_for(N_ * T, grain_, [&](int64_t lo, int64_t hi) {
     TileArgs a;
     a.xcs = P_ * xb_, a.C = C_, a.wbs = C_ * 16, a.ybs = P_ * 16, a.mask = mask;
-    a.kind = static_cast<int>(kind_), a.a = act_.alpha, a.b = act_.beta;
+    a.kind = kind_, a.a = act_.alpha, a.b = act_.beta;
     for (int64_t i = lo; i < hi; ++i) {
       const int64_t n = i / T;
       const Tile& t = tiles_[static_cast<size_t>(i % T)];
@@ -265,7 +234,7 @@ void Conv1x1::run(const float* x, float* y, const float* residual) const {
       a.r = residual ? residual + yoff : nullptr;
       a.last = pad && t.ob0 + t.nb == Mb_ ? t.nb - 1 : -1;
       fns[static_cast<size_t>(t.nb)][static_cast<size_t>(t.np)](a);
-      if (kind_ == Act::kOther)  // an activation without a vector form here: on the stored tile
+      if (kind_ == act512::kOther)  // an activation without a vector form here: on the stored tile
         for (int j = 0; j < t.nb; ++j) {
           act_.apply_range(a.y + j * a.ybs, 0, t.np * 16);
           if (j == a.last)

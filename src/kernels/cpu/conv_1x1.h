@@ -54,13 +54,12 @@ class Conv1x1 {
   struct Tile {
     int32_t p0, np, ob0, nb;
   };
-  enum class Act { kNone, kRelu, kLeakyRelu, kClip, kHardSigmoid, kHardSwish, kOther };
 
   int64_t N_ = 0, C_ = 0, M_ = 0, P_ = 0, xb_ = 0, Mb_ = 0;
   std::shared_ptr<const void> w_;  // packed weights, [Mb][C][16]
   std::vector<float> bias_;        // [Mb * 16], zeros past M and without a bias
   Activation act_;
-  Act kind_ = Act::kNone;
+  int kind_ = 0;  // act512::Kind of act_
   std::vector<Tile> tiles_;  // one image's, in run order
   int64_t grain_ = 1;        // tiles per parallel chunk, at least
 };

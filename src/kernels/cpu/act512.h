@@ -1,0 +1,58 @@
+// The fused activations (fused_activation.h) on 16 floats at a time, for our
+// AVX-512 convolution loops (conv_1x1.cpp, conv_dw.cpp): applied in registers
+// before the store. Same results as Activation::apply_range, NaN included.
+#pragma once
+
+#include "kernels/cpu/fused_activation.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12 reads the _mm512_undefined_ps() inside _mm512_max_ps / _mm512_min_ps
+// as a use of an uninitialised value (a false positive, reported where the
+// intrinsic is inlined: so for the whole file that includes this one).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#define OPENACL_ACT512 1
+#endif
+
+namespace openacl::kernels::cpu::act512 {
+
+// kOther: an activation without a vector form here (Sigmoid, Tanh, Gelu):
+// the caller applies Activation::apply_range to what it stored.
+enum Kind : int { kNone, kRelu, kLeakyRelu, kClip, kHardSigmoid, kHardSwish, kOther };
+
+inline Kind kind_of(const Activation& a) {
+  if (a.op.empty()) return kNone;
+  if (a.op == "Relu") return kRelu;
+  if (a.op == "LeakyRelu") return kLeakyRelu;
+  if (a.op == "Clip") return kClip;
+  if (a.op == "HardSigmoid") return kHardSigmoid;
+  if (a.op == "HardSwish") return kHardSwish;
+  return kOther;
+}
+
+#ifdef OPENACL_ACT512
+// KIND a constant, so each caller's loops hold one activation's code.
+template <int KIND>
+__attribute__((target("avx512f"), always_inline)) inline __m512 apply(__m512 v, float a, float b) {
+  if constexpr (KIND == kRelu) {
+    return _mm512_max_ps(v, _mm512_setzero_ps());  // NaN -> 0, as apply_range
+  } else if constexpr (KIND == kLeakyRelu) {
+    return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), v, _mm512_set1_ps(a));
+  } else if constexpr (KIND == kClip) {  // NaN passes (the second operand is returned when one is NaN)
+    return _mm512_min_ps(_mm512_set1_ps(b), _mm512_max_ps(_mm512_set1_ps(a), v));
+  } else if constexpr (KIND == kHardSigmoid) {
+    const __m512 t = _mm512_min_ps(_mm512_fmadd_ps(v, _mm512_set1_ps(a), _mm512_set1_ps(b)), _mm512_set1_ps(1.f));
+    return _mm512_max_ps(t, _mm512_setzero_ps());
+  } else if constexpr (KIND == kHardSwish) {
+    const __m512 t =
+        _mm512_min_ps(_mm512_fmadd_ps(v, _mm512_set1_ps(1.f / 6.f), _mm512_set1_ps(0.5f)), _mm512_set1_ps(1.f));
+    return _mm512_mul_ps(v, _mm512_max_ps(t, _mm512_setzero_ps()));
+  } else {
+    (void)a, (void)b;
+    return v;
+  }
+}
+#endif
+
+}  // namespace openacl::kernels::cpu::act512

@@ -1,0 +1,64 @@
+// A depthwise convolution (one group per channel, one output per channel)
+// over 16-channel blocks (nChw16c in and out), with our own AVX-512 loops
+// instead of a oneDNN primitive: 3x3 or 5x5 windows, stride 1 or 2 (or
+// dilation 2 at stride 1), any padding, with the bias, a fused residual
+// (which may be Y itself) and the fused activation applied before Y is
+// stored. The padding channels of a block are written as zeros (X's may hold
+// anything: their results are masked).
+//
+// Why not oneDNN's jit_dw: code generation took about 0.16 ms of a load for
+// each such layer (MobileNetV2 has 17, LR-ASPP 14), and these loops run as
+// fast (a depthwise layer reads and writes far more than it computes).
+//
+// The work: W packed once into [C/16][K*K][16] (zeros past C; from an .om's
+// PACKED section when atc packed it). Per output row of a channel block,
+// the columns whose window lies inside the input go in tiles of eight: per
+// window row, the input vectors the tile needs are loaded once into
+// registers and every tap of that row is applied from them; the border
+// columns (and rows, by clipping the window) take a per-pixel loop.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/cpu/conv_ref.h"
+#include "kernels/cpu/fused_activation.h"
+#include "kernels/pack_cache.h"
+
+namespace openacl::kernels::cpu {
+
+class ConvDepthwise {
+ public:
+  // Whether these loops take a convolution of geometry g with X in blocks of
+  // xb and Y in blocks of yb: 2-D, groups == C == M, a square 3x3 or 5x5
+  // window, stride 1 with dilation 1 or 2, or stride 2 with dilation 1,
+  // xb == yb == 16, on a CPU with AVX-512F. OPENACL_CONV_DW=0 in the
+  // environment turns them off (for comparisons with oneDNN).
+  static bool applies(const WindowGeom& g, int64_t xb, int64_t yb);
+
+  // w: [C, 1, K, K] float32 (constant), b: [C] or nullptr. nullptr when
+  // applies() says no or memory runs out. packs: see Conv1x1::make.
+  static std::shared_ptr<const ConvDepthwise> make(const WindowGeom& g, const float* w, const float* b, int64_t xb,
+                                                   int64_t yb, const Activation& act, PackCache* packs = nullptr);
+
+  // y = act(conv(x) + b (+ residual)); residual (Y's layout) may be y or null.
+  void run(const float* x, float* y, const float* residual) const;
+
+ private:
+  ConvDepthwise() = default;
+  void run_row(const float* x, float* y, const float* r, int64_t cb, int64_t oh) const;
+
+  int64_t N_ = 0, C_ = 0, Cb_ = 0, H_ = 0, W_ = 0, OH_ = 0, OW_ = 0;
+  int K_ = 0, S_ = 1, D_ = 1;
+  int64_t pt_ = 0, pl_ = 0;
+  int64_t ow_lo_ = 0, ow_hi_ = 0;  // the columns whose whole window row lies inside X
+  int variant_ = 0;                // which tile loops (K, S, D)
+  std::shared_ptr<const void> w_;  // packed weights, [Cb][K*K][16]
+  std::vector<float> bias_;        // [Cb * 16], zeros past C and without a bias
+  Activation act_;
+  int kind_ = 0;  // act512::Kind of act_
+  int64_t grain_ = 1;
+};
+
+}  // namespace openacl::kernels::cpu

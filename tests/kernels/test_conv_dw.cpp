@@ -1,0 +1,196 @@
+// The depthwise convolution loops (conv_dw.h) against the reference
+// convolution: 3x3 and 5x5 windows, strides 1 and 2, dilation 2, paddings
+// that clip the window at every border (and none), planes narrower than a
+// tile, channel counts that leave a partial block (X's padding channels
+// hold NaN: never in a result; Y's must come out as zeros), batches, bias, a
+// residual (also written over itself), every activation, and weights taken
+// from a PackCache as atc stores them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/conv_dw.h"
+#include "kernels/cpu/conv_ref.h"
+#include "kernels/pack_cache.h"
+
+namespace openacl::kernels::cpu {
+namespace {
+
+struct Case {
+  int64_t N, C, H, W, K, S, D, pad;  // pad: on every side
+  bool bias = true, residual = false, in_place = false;
+  const char* act = "";
+  int64_t pad_end = -1;  // bottom/right padding when not `pad`
+};
+
+WindowGeom geom(const Case& k) {
+  WindowGeom g;
+  g.nsp = 2;
+  g.N = k.N, g.C = k.C, g.M = k.C, g.G = k.C;
+  const int64_t pe = k.pad_end < 0 ? k.pad : k.pad_end;
+  g.in[1] = k.H, g.in[2] = k.W;
+  for (int i = 1; i < 3; ++i) {
+    g.k[i] = k.K, g.s[i] = k.S, g.d[i] = k.D, g.pb[i] = k.pad, g.pe[i] = pe;
+    g.out[i] = (g.in[i] + k.pad + pe - (k.K - 1) * k.D - 1) / k.S + 1;
+  }
+  return g;
+}
+
+int64_t round16(int64_t c) { return (c + 15) / 16 * 16; }
+
+// plain N C HW -> N ceil(C/16) HW 16, the padding channels set to `pad`.
+std::vector<float> to_blocked(const std::vector<float>& x, int64_t N, int64_t C, int64_t HW, float pad) {
+  const int64_t Cp = round16(C);
+  std::vector<float> y(static_cast<size_t>(N * Cp * HW), pad);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t s = 0; s < HW; ++s) y[((n * (Cp / 16) + c / 16) * HW + s) * 16 + c % 16] = x[(n * C + c) * HW + s];
+  return y;
+}
+
+Activation activation_of(const Case& k) {
+  Activation act;
+  act.op = k.act;
+  act.alpha = k.act == std::string("Clip") ? -0.5f : 0.2f;
+  act.beta = k.act == std::string("Clip") ? 0.75f : 0.5f;
+  return act;
+}
+
+struct Data {
+  std::vector<float> x, w, b, res;
+};
+
+Data make_data(const Case& k, int64_t ohw) {
+  std::mt19937 rng(static_cast<unsigned>(k.C * 131 + k.H * 7 + k.W * 3 + k.K + k.S * 5 + k.D * 11));
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  Data d;
+  d.x.resize(static_cast<size_t>(k.N * k.C * k.H * k.W));
+  d.w.resize(static_cast<size_t>(k.C * k.K * k.K));
+  d.b.resize(static_cast<size_t>(k.C));
+  d.res.resize(static_cast<size_t>(k.N * k.C * ohw));
+  for (float& v : d.x) v = u(rng);
+  for (float& v : d.w) v = u(rng) * 0.5f;
+  for (float& v : d.b) v = u(rng);
+  for (float& v : d.res) v = u(rng) * 2.f;
+  return d;
+}
+
+// The error relative to the largest reference magnitude (NaN if any result
+// is NaN); fails the test where a padding lane of Y is not zero.
+double check(const Case& k, const Data& d, const ConvDepthwise& e) {
+  const WindowGeom g = geom(k);
+  const int64_t HW = k.H * k.W, OHW = g.out[1] * g.out[2];
+  const size_t ny = static_cast<size_t>(k.N * k.C * OHW);
+  std::vector<float> ref(ny);
+  conv_ref<float>(g, d.x.data(), d.w.data(), k.bias ? d.b.data() : nullptr, ref.data());
+  if (k.residual)
+    for (size_t i = 0; i < ny; ++i) ref[i] += d.res[i];
+  activation_of(k).apply(ref.data(), static_cast<int64_t>(ny));
+
+  const std::vector<float> xin = to_blocked(d.x, k.N, k.C, HW, std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> rin = to_blocked(d.res, k.N, k.C, OHW, 0.f);
+  std::vector<float> y(rin.size(), 12345.f);
+  if (k.residual && k.in_place) {
+    e.run(xin.data(), rin.data(), rin.data());
+    y = rin;
+  } else {
+    e.run(xin.data(), y.data(), k.residual ? rin.data() : nullptr);
+  }
+  const int64_t Cp = round16(k.C);
+  double worst = 0, scale = 0;
+  for (int64_t n = 0; n < k.N; ++n)
+    for (int64_t c = 0; c < Cp; ++c)
+      for (int64_t s = 0; s < OHW; ++s) {
+        const float got = y[static_cast<size_t>(((n * (Cp / 16) + c / 16) * OHW + s) * 16 + c % 16)];
+        if (c >= k.C) {
+          if (got != 0.f) ADD_FAILURE() << "padding lane " << c << " at pixel " << s << " holds " << got;
+          continue;
+        }
+        const double want = ref[static_cast<size_t>((n * k.C + c) * OHW + s)];
+        const double err = std::fabs(got - want);
+        if (!(err <= worst)) worst = err;  // a NaN stays (std::max would drop it)
+        scale = std::max(scale, std::fabs(want));
+      }
+  return worst / std::max(scale, 1e-30);
+}
+
+bool available() { return ConvDepthwise::applies(geom({1, 16, 8, 8, 3, 1, 1, 1}), 16, 16); }
+
+TEST(ConvDepthwise, MatchesReference) {
+  if (!available()) GTEST_SKIP() << "no AVX-512F (or OPENACL_CONV_DW=0): oneDNN runs these";
+  const Case cases[] = {
+      {1, 16, 8, 8, 3, 1, 1, 1},                                   // one block, one tile per row
+      {1, 32, 29, 31, 3, 1, 1, 1, true, false, false, "Clip"},     // tiles and a partial tile
+      {2, 24, 14, 14, 3, 2, 1, 1, true, true, false, "Relu"},      // stride 2, padded block, residual
+      {1, 72, 17, 23, 5, 2, 1, 2, true, false, false, "Relu"},     // 5x5 stride 2
+      {1, 40, 16, 16, 5, 1, 1, 2, false, true, true, "HardSwish"}, // 5x5, residual in place
+      {1, 48, 16, 16, 5, 1, 2, 4, true, false, false, "HardSwish"},  // dilation 2: window wider than the tile
+      {1, 20, 9, 11, 3, 1, 2, 2, true, false, false, "HardSigmoid"}, // act(0) != 0: padding lanes still 0
+      {1, 16, 3, 2, 3, 1, 1, 1, true, false, false, "LeakyRelu"},    // narrower than a tile: borders only
+      {1, 16, 7, 7, 5, 1, 1, 2, true, true, false, "Sigmoid"},       // no vector form: on the stored row
+      {3, 8, 6, 10, 3, 2, 1, 0, true, false, false, "Tanh"},         // no padding, 8 channels
+      {1, 16, 10, 12, 3, 1, 1, 0, true, false, false, "", 2},        // bottom/right padding only
+      {1, 32, 5, 5, 5, 1, 1, 2},                                     // every column a border column
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(testing::Message() << "N" << k.N << " C" << k.C << " " << k.H << "x" << k.W << " k" << k.K << " s"
+                                    << k.S << " d" << k.D << " pad" << k.pad << " act '" << k.act << "'"
+                                    << (k.residual ? " residual" : "") << (k.in_place ? " in place" : ""));
+    const WindowGeom g = geom(k);
+    const Data d = make_data(k, g.out[1] * g.out[2]);
+    auto e = ConvDepthwise::make(g, d.w.data(), k.bias ? d.b.data() : nullptr, 16, 16, activation_of(k));
+    ASSERT_TRUE(e);
+    EXPECT_LT(check(k, d, *e), 1e-5);
+  }
+}
+
+TEST(ConvDepthwise, AppliesOnlyWhereItShould) {
+  if (!available()) GTEST_SKIP() << "no AVX-512F (or OPENACL_CONV_DW=0)";
+  const WindowGeom g = geom({1, 32, 8, 8, 3, 1, 1, 1});
+  EXPECT_TRUE(ConvDepthwise::applies(g, 16, 16));
+  EXPECT_FALSE(ConvDepthwise::applies(g, 8, 8));    // 8-blocks: oneDNN's
+  EXPECT_FALSE(ConvDepthwise::applies(g, 0, 16));   // plain X
+  EXPECT_FALSE(ConvDepthwise::applies(g, 16, 0));   // plain Y
+  EXPECT_FALSE(ConvDepthwise::applies(geom({1, 32, 8, 8, 7, 1, 1, 3}), 16, 16));  // 7x7
+  EXPECT_FALSE(ConvDepthwise::applies(geom({1, 32, 9, 9, 3, 2, 2, 2}), 16, 16));  // stride and dilation 2
+  EXPECT_FALSE(ConvDepthwise::applies(geom({1, 32, 9, 9, 3, 3, 1, 1}), 16, 16));  // stride 3
+  WindowGeom mult = g;
+  mult.M = 64;  // two outputs per channel
+  EXPECT_FALSE(ConvDepthwise::applies(mult, 16, 16));
+  WindowGeom grouped = g;
+  grouped.G = 2;
+  EXPECT_FALSE(ConvDepthwise::applies(grouped, 16, 16));
+  WindowGeom rect = g;
+  rect.k[2] = 5;
+  EXPECT_FALSE(ConvDepthwise::applies(rect, 16, 16));  // 3x5
+  EXPECT_FALSE(ConvDepthwise::make(g, nullptr, nullptr, 16, 16, Activation()));  // no weights
+}
+
+TEST(ConvDepthwise, UsesWeightsPackedAhead) {
+  if (!available()) GTEST_SKIP() << "no AVX-512F (or OPENACL_CONV_DW=0)";
+  const Case k{1, 40, 12, 12, 5, 1, 1, 2, true, false, false, "Relu"};
+  const WindowGeom g = geom(k);
+  const Data d = make_data(k, g.out[1] * g.out[2]);
+  const size_t wbytes = d.w.size() * sizeof(float);
+  PackCache recorder(PackCache::Mode::kRecord, d.w.data(), wbytes);
+  ASSERT_TRUE(ConvDepthwise::make(g, d.w.data(), d.b.data(), 16, 16, activation_of(k), &recorder));
+  std::vector<PackedBlob> blobs = recorder.recorded();
+  ASSERT_EQ(blobs.size(), 1u);
+  EXPECT_EQ(blobs[0].bytes, static_cast<size_t>(3 * 25 * 16) * sizeof(float));  // 40 channels: 3 blocks
+  std::vector<float> copy = d.w;
+  PackCache use(PackCache::Mode::kUse, copy.data(), wbytes);
+  use.add(blobs[0]);
+  auto loaded = ConvDepthwise::make(g, copy.data(), d.b.data(), 16, 16, activation_of(k), &use);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(use.used(), 1u);
+  std::fill(copy.begin(), copy.end(), 0.f);  // the blob, not these, is what runs
+  EXPECT_LT(check(k, d, *loaded), 1e-5);
+}
+
+}  // namespace
+}  // namespace openacl::kernels::cpu
