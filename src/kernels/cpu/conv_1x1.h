@@ -7,14 +7,14 @@
 //
 // Why not oneDNN's jit_1x1: the code generation of each of its primitives
 // took 0.16-0.74 ms of a load (LR-ASPP has 24 such layers: 8 of its 11 ms
-// of primitive creation), while these loops run as fast on the small-channel
-// layers of MobileNet-like networks (docs/graph-engine.md, "Pointwise
-// convolutions").
+// of primitive creation), while these loops run about as fast (numbers in
+// docs/graph-engine.md, "Pointwise and depthwise convolutions without
+// oneDNN").
 //
 // The work: W is packed once into [ceil(M/16)][C][16] (zeros past M; from an
 // .om's PACKED section when atc packed it). Output blocks go in groups of up
 // to four and pixels in tiles (4 blocks x 6 pixels, 3 x 8, 2 x 12 or
-// 1 x 24: 24 accumulators), each tile one pass over the input channels: per
+// 1 x 16: up to 24 accumulators), each tile one pass over the input channels: per
 // channel, one weight vector per block and one broadcast per pixel. Tiles
 // run pixel range by pixel range (a range's X stays in the L2 cache while
 // every group reads it), spread over the compute threads.

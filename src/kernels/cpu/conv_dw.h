@@ -7,8 +7,11 @@
 // anything: their results are masked).
 //
 // Why not oneDNN's jit_dw: code generation took about 0.16 ms of a load for
-// each such layer (MobileNetV2 has 17, LR-ASPP 14), and these loops run as
-// fast (a depthwise layer reads and writes far more than it computes).
+// each such layer (MobileNetV2 and LR-ASPP have 14 each outside the fused
+// pointwise + depthwise pairs), and these loops run about as fast (a
+// depthwise layer reads and writes far more than it computes; numbers in
+// docs/graph-engine.md, "Pointwise and depthwise convolutions without
+// oneDNN").
 //
 // The work: W packed once into [C/16][K*K][16] (zeros past C; from an .om's
 // PACKED section when atc packed it). Per output row of a channel block,
