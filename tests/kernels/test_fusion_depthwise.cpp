@@ -31,7 +31,7 @@ struct Case {
   bool biases = true;
   const char* act1 = "Clip";  // after the 1x1 ("" none)
   const char* act2 = "Clip";  // after the depthwise ("" none)
-  int64_t n = 1, c = 16, hw = 64, m = 96;  // X [n, c, hw, hw], the 1x1 to m channels
+  int64_t n = 1, c = 16, hw = 96, m = 96;  // X [n, c, hw, hw], the 1x1 to m channels (3.4 MiB between)
   std::vector<int64_t> dw_pads = {1, 1, 1, 1};
   bool mid_is_output = false;  // the 1x1's output also a graph output
 };
@@ -151,7 +151,7 @@ TEST(Fusion, PointwiseThenDepthwiseIn16BlocksMatchesUnfused) {
   for (int mixed : {0, 1}) {
     kernels::cpu::set_mixed_blocks_for_testing(mixed);
     for (const Case& k : {Case{"stride 2, 16-blocks", 2}, Case{"stride 1, 24 -> 96 channels", 1, true, "Clip", "Clip",
-                                                                 1, 24, 64, 96}}) {
+                                                                 1, 24, 96, 96}}) {
       const fusion_test::Result ref = run(k, false);
       const fusion_test::Result got = run(k, true);
       EXPECT_EQ(got.fused, 3u) << k.name;
@@ -169,9 +169,11 @@ TEST(Fusion, PointwiseThenDepthwiseLeftAloneWhereItCannotFuse) {
   const std::vector<Case> cases = {
       // The expanded tensor is below kDwFusionMinBytes: stays in cache anyway.
       {"small", 1, true, "Clip", "Clip", 1, 16, 16, 96},
-      {"depthwise without padding", 1, true, "Clip", "Clip", 1, 16, 64, 96, {0, 0, 0, 0}},
-      {"depthwise without a pads attribute", 1, true, "Clip", "Clip", 1, 16, 64, 96, {}},
-      {"expanded tensor also an output", 1, true, "Clip", "Clip", 1, 16, 64, 96, {1, 1, 1, 1}, true},
+      {"depthwise without padding", 1, true, "Clip", "Clip", 1, 16, 96, 96, {0, 0, 0, 0}},
+      {"depthwise without a pads attribute", 1, true, "Clip", "Clip", 1, 16, 96, 96, {}},
+      {"expanded tensor also an output", 1, true, "Clip", "Clip", 1, 16, 96, 96, {1, 1, 1, 1}, true},
+      // 1.5 MiB between at batch 1 (fused at batch 2: the kernel pays off on the whole tensor).
+      {"below the size", 1, true, "Clip", "Clip", 1, 16, 64, 96},
   };
   for (const Case& k : cases) {
     const fusion_test::Result ref = run(k, false);
