@@ -672,7 +672,8 @@ Status fuse_conv_depthwise(Graph& g, size_t* rewrites) {
     const std::optional<std::vector<int64_t>> st = dw->attrs.get_ints("strides");
     const int64_t s = st && st->size() == 2 ? (*st)[0] : 1;
     if ((st && (st->size() != 2 || (*st)[1] != s)) || (s != 1 && s != 2)) continue;
-    if (ys[0].value * c * ys[2].value * ys[3].value * static_cast<int64_t>(sizeof(float)) < kDwFusionMinBytes) continue;
+    const int64_t image_bytes = c * ys[2].value * ys[3].value * static_cast<int64_t>(sizeof(float));
+    if (image_bytes < kDwFusionMinImageBytes || ys[0].value * image_bytes < kDwFusionMinBytes) continue;
     // The depthwise node's activation moves to the dw attributes.
     if (dw->attrs.has(kFusedActivationAttr)) {
       conv->attrs.set(kFusedDwActivationAttr, *dw->attrs.find(kFusedActivationAttr));

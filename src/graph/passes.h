@@ -44,17 +44,20 @@ Status fuse_conv_add(Graph& g, size_t* rewrites);
 // activation stays where fuse_conv_activation put it. The kernel runs both
 // in one pass over rows (oneDNN's depthwise post-op), so the expanded tensor
 // between them never goes to memory. float32, 4-D, known shapes; only where
-// that tensor (all images of the batch) is at least kDwFusionMinBytes:
-// smaller ones stay in cache anyway, and there the two convolutions apart ran
-// faster (with our own pointwise and depthwise loops, conv_1x1.h and
-// conv_dw.h, MobileNetV2's 1.8 MB blocks at batch 1 took 0.40 and 0.30 ms
-// apart against 0.49 and 0.37 fused at one thread, 10% less at two; LR-ASPP's
-// 1.2 MB one likewise; at batch 8 the fused kernel wins by far). Run after
-// fuse_conv_activation.
+// that tensor is at least kDwFusionMinImageBytes per image and
+// kDwFusionMinBytes in all. Smaller ones stay in cache anyway, and there the
+// two convolutions ran faster apart: at batch 8, one thread, 32 -> 192
+// channels at 28x28 (600 KB per image) took 2.2 ms fused and 1.7 apart; at
+// batch 1, with our own pointwise and depthwise loops (conv_1x1.h,
+// conv_dw.h), MobileNetV2's 1.8 MB blocks took 0.40 and 0.30 ms apart
+// against 0.49 and 0.37 fused at one thread, 10% less at two, and LR-ASPP's
+// 1.2 MB one likewise. At batch 8 those blocks (14 MB in all) gain most
+// from the fusion. Run after fuse_conv_activation.
 inline constexpr const char* kFusedDwStrideAttr = "__openacl_dw_stride";             // int 1 or 2
 inline constexpr const char* kFusedDwActivationAttr = "__openacl_dw_activation";     // string: op type
 inline constexpr const char* kFusedDwAlphaAttr = "__openacl_dw_activation_alpha";   // float
 inline constexpr const char* kFusedDwBetaAttr = "__openacl_dw_activation_beta";     // float
+inline constexpr int64_t kDwFusionMinImageBytes = 1 << 20;
 inline constexpr int64_t kDwFusionMinBytes = 2 << 20;
 Status fuse_conv_depthwise(Graph& g, size_t* rewrites);
 

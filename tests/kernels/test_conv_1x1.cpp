@@ -16,9 +16,12 @@
 #include "kernels/cpu/conv_1x1.h"
 #include "kernels/cpu/conv_ref.h"
 #include "kernels/pack_cache.h"
+#include "blocked_conv_test_util.h"
 
 namespace openacl::kernels::cpu {
 namespace {
+
+using namespace blocked_test;
 
 struct Case {
   int64_t N, C, M, H, W;
@@ -34,18 +37,6 @@ WindowGeom geom(const Case& k) {
   g.in[1] = g.out[1] = k.H;
   g.in[2] = g.out[2] = k.W;
   return g;
-}
-
-int64_t round_up(int64_t c, int64_t b) { return (c + b - 1) / b * b; }
-
-// plain N C HW -> blocked N ceil(C/B) HW B, the padding channels set to `pad`.
-std::vector<float> to_blocked(const std::vector<float>& x, int64_t N, int64_t C, int64_t HW, int64_t B, float pad) {
-  const int64_t Cp = round_up(C, B);
-  std::vector<float> y(static_cast<size_t>(N * Cp * HW), pad);
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t s = 0; s < HW; ++s) y[((n * (Cp / B) + c / B) * HW + s) * B + c % B] = x[(n * C + c) * HW + s];
-  return y;
 }
 
 struct Data {
@@ -67,9 +58,7 @@ Data make_data(const Case& k) {
   return d;
 }
 
-// Runs k through e (built by the caller) and returns the error relative to
-// the largest reference magnitude; fails the test if a padding lane of Y is
-// not zero.
+// Runs k through e (built by the caller): blocked_error of its output.
 double check(const Case& k, const Data& d, const Conv1x1& e) {
   const WindowGeom g = geom(k);
   const int64_t HW = k.H * k.W;
@@ -78,11 +67,7 @@ double check(const Case& k, const Data& d, const Conv1x1& e) {
   conv_ref<float>(g, d.x.data(), d.w.data(), k.bias ? d.b.data() : nullptr, ref.data());
   if (k.residual)
     for (size_t i = 0; i < ny; ++i) ref[i] += d.res[i];
-  Activation act;
-  act.op = k.act;
-  act.alpha = k.act == std::string("Clip") ? -0.5f : 0.2f;
-  act.beta = k.act == std::string("Clip") ? 0.75f : 0.5f;
-  act.apply(ref.data(), static_cast<int64_t>(ny));
+  activation(k.act).apply(ref.data(), static_cast<int64_t>(ny));
 
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<float> xin = to_blocked(d.x, k.N, k.C, HW, k.xb, nan);  // padding never read
@@ -94,30 +79,7 @@ double check(const Case& k, const Data& d, const Conv1x1& e) {
   } else {
     e.run(xin.data(), y.data(), k.residual ? rin.data() : nullptr);
   }
-  const int64_t Mp = round_up(k.M, 16);
-  double worst = 0, scale = 0;
-  for (int64_t n = 0; n < k.N; ++n)
-    for (int64_t m = 0; m < Mp; ++m)
-      for (int64_t s = 0; s < HW; ++s) {
-        const float got = y[static_cast<size_t>(((n * (Mp / 16) + m / 16) * HW + s) * 16 + m % 16)];
-        if (m >= k.M) {
-          if (got != 0.f) ADD_FAILURE() << "padding lane " << m << " at pixel " << s << " holds " << got;
-          continue;
-        }
-        const double want = ref[static_cast<size_t>((n * k.M + m) * HW + s)];
-        const double err = std::fabs(got - want);
-        if (!(err <= worst)) worst = err;  // a NaN stays (std::max would drop it)
-        scale = std::max(scale, std::fabs(want));
-      }
-  return worst / std::max(scale, 1e-30);
-}
-
-Activation activation_of(const Case& k) {
-  Activation act;
-  act.op = k.act;
-  act.alpha = k.act == std::string("Clip") ? -0.5f : 0.2f;
-  act.beta = k.act == std::string("Clip") ? 0.75f : 0.5f;
-  return act;
+  return blocked_error(y, ref, k.N, k.M, HW);
 }
 
 bool available() { return Conv1x1::applies(geom({1, 16, 16, 4, 4}), 16, 16); }
@@ -143,7 +105,7 @@ TEST(Conv1x1, MatchesReference) {
                                     << k.xb << " act '" << k.act << "'" << (k.residual ? " residual" : "")
                                     << (k.in_place ? " in place" : ""));
     const Data d = make_data(k);
-    auto e = Conv1x1::make(geom(k), d.w.data(), k.bias ? d.b.data() : nullptr, k.xb, 16, activation_of(k));
+    auto e = Conv1x1::make(geom(k), d.w.data(), k.bias ? d.b.data() : nullptr, k.xb, 16, activation(k.act));
     ASSERT_TRUE(e);
     EXPECT_LT(check(k, d, *e), 1e-5);
   }
@@ -182,7 +144,7 @@ TEST(Conv1x1, UsesWeightsPackedAhead) {
   const size_t wbytes = d.w.size() * sizeof(float);
   // atc: the pack is recorded against the weights' offset.
   PackCache recorder(PackCache::Mode::kRecord, d.w.data(), wbytes);
-  auto packed = Conv1x1::make(geom(k), d.w.data(), d.b.data(), k.xb, 16, activation_of(k), &recorder);
+  auto packed = Conv1x1::make(geom(k), d.w.data(), d.b.data(), k.xb, 16, activation(k.act), &recorder);
   ASSERT_TRUE(packed);
   std::vector<PackedBlob> blobs = recorder.recorded();
   ASSERT_EQ(blobs.size(), 1u);
@@ -192,7 +154,7 @@ TEST(Conv1x1, UsesWeightsPackedAhead) {
   std::vector<float> copy = d.w;
   PackCache use(PackCache::Mode::kUse, copy.data(), wbytes);
   use.add(blobs[0]);
-  auto loaded = Conv1x1::make(geom(k), copy.data(), d.b.data(), k.xb, 16, activation_of(k), &use);
+  auto loaded = Conv1x1::make(geom(k), copy.data(), d.b.data(), k.xb, 16, activation(k.act), &use);
   ASSERT_TRUE(loaded);
   EXPECT_EQ(use.used(), 1u);
   std::fill(copy.begin(), copy.end(), 0.f);

@@ -17,9 +17,12 @@
 #include "kernels/cpu/conv_dw.h"
 #include "kernels/cpu/conv_ref.h"
 #include "kernels/pack_cache.h"
+#include "blocked_conv_test_util.h"
 
 namespace openacl::kernels::cpu {
 namespace {
+
+using namespace blocked_test;
 
 struct Case {
   int64_t N, C, H, W, K, S, D, pad;  // pad: on every side
@@ -41,26 +44,6 @@ WindowGeom geom(const Case& k) {
   return g;
 }
 
-int64_t round16(int64_t c) { return (c + 15) / 16 * 16; }
-
-// plain N C HW -> N ceil(C/16) HW 16, the padding channels set to `pad`.
-std::vector<float> to_blocked(const std::vector<float>& x, int64_t N, int64_t C, int64_t HW, float pad) {
-  const int64_t Cp = round16(C);
-  std::vector<float> y(static_cast<size_t>(N * Cp * HW), pad);
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t s = 0; s < HW; ++s) y[((n * (Cp / 16) + c / 16) * HW + s) * 16 + c % 16] = x[(n * C + c) * HW + s];
-  return y;
-}
-
-Activation activation_of(const Case& k) {
-  Activation act;
-  act.op = k.act;
-  act.alpha = k.act == std::string("Clip") ? -0.5f : 0.2f;
-  act.beta = k.act == std::string("Clip") ? 0.75f : 0.5f;
-  return act;
-}
-
 struct Data {
   std::vector<float> x, w, b, res;
 };
@@ -80,8 +63,7 @@ Data make_data(const Case& k, int64_t ohw) {
   return d;
 }
 
-// The error relative to the largest reference magnitude (NaN if any result
-// is NaN); fails the test where a padding lane of Y is not zero.
+// Runs k through e (built by the caller): blocked_error of its output.
 double check(const Case& k, const Data& d, const ConvDepthwise& e) {
   const WindowGeom g = geom(k);
   const int64_t HW = k.H * k.W, OHW = g.out[1] * g.out[2];
@@ -90,10 +72,10 @@ double check(const Case& k, const Data& d, const ConvDepthwise& e) {
   conv_ref<float>(g, d.x.data(), d.w.data(), k.bias ? d.b.data() : nullptr, ref.data());
   if (k.residual)
     for (size_t i = 0; i < ny; ++i) ref[i] += d.res[i];
-  activation_of(k).apply(ref.data(), static_cast<int64_t>(ny));
+  activation(k.act).apply(ref.data(), static_cast<int64_t>(ny));
 
-  const std::vector<float> xin = to_blocked(d.x, k.N, k.C, HW, std::numeric_limits<float>::quiet_NaN());
-  std::vector<float> rin = to_blocked(d.res, k.N, k.C, OHW, 0.f);
+  const std::vector<float> xin = to_blocked(d.x, k.N, k.C, HW, 16, std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> rin = to_blocked(d.res, k.N, k.C, OHW, 16, 0.f);
   std::vector<float> y(rin.size(), 12345.f);
   if (k.residual && k.in_place) {
     e.run(xin.data(), rin.data(), rin.data());
@@ -101,22 +83,7 @@ double check(const Case& k, const Data& d, const ConvDepthwise& e) {
   } else {
     e.run(xin.data(), y.data(), k.residual ? rin.data() : nullptr);
   }
-  const int64_t Cp = round16(k.C);
-  double worst = 0, scale = 0;
-  for (int64_t n = 0; n < k.N; ++n)
-    for (int64_t c = 0; c < Cp; ++c)
-      for (int64_t s = 0; s < OHW; ++s) {
-        const float got = y[static_cast<size_t>(((n * (Cp / 16) + c / 16) * OHW + s) * 16 + c % 16)];
-        if (c >= k.C) {
-          if (got != 0.f) ADD_FAILURE() << "padding lane " << c << " at pixel " << s << " holds " << got;
-          continue;
-        }
-        const double want = ref[static_cast<size_t>((n * k.C + c) * OHW + s)];
-        const double err = std::fabs(got - want);
-        if (!(err <= worst)) worst = err;  // a NaN stays (std::max would drop it)
-        scale = std::max(scale, std::fabs(want));
-      }
-  return worst / std::max(scale, 1e-30);
+  return blocked_error(y, ref, k.N, k.C, OHW);
 }
 
 bool available() { return ConvDepthwise::applies(geom({1, 16, 8, 8, 3, 1, 1, 1}), 16, 16); }
@@ -143,7 +110,7 @@ TEST(ConvDepthwise, MatchesReference) {
                                     << (k.residual ? " residual" : "") << (k.in_place ? " in place" : ""));
     const WindowGeom g = geom(k);
     const Data d = make_data(k, g.out[1] * g.out[2]);
-    auto e = ConvDepthwise::make(g, d.w.data(), k.bias ? d.b.data() : nullptr, 16, 16, activation_of(k));
+    auto e = ConvDepthwise::make(g, d.w.data(), k.bias ? d.b.data() : nullptr, 16, 16, activation(k.act));
     ASSERT_TRUE(e);
     EXPECT_LT(check(k, d, *e), 1e-5);
   }
@@ -178,14 +145,14 @@ TEST(ConvDepthwise, UsesWeightsPackedAhead) {
   const Data d = make_data(k, g.out[1] * g.out[2]);
   const size_t wbytes = d.w.size() * sizeof(float);
   PackCache recorder(PackCache::Mode::kRecord, d.w.data(), wbytes);
-  ASSERT_TRUE(ConvDepthwise::make(g, d.w.data(), d.b.data(), 16, 16, activation_of(k), &recorder));
+  ASSERT_TRUE(ConvDepthwise::make(g, d.w.data(), d.b.data(), 16, 16, activation(k.act), &recorder));
   std::vector<PackedBlob> blobs = recorder.recorded();
   ASSERT_EQ(blobs.size(), 1u);
   EXPECT_EQ(blobs[0].bytes, static_cast<size_t>(3 * 25 * 16) * sizeof(float));  // 40 channels: 3 blocks
   std::vector<float> copy = d.w;
   PackCache use(PackCache::Mode::kUse, copy.data(), wbytes);
   use.add(blobs[0]);
-  auto loaded = ConvDepthwise::make(g, copy.data(), d.b.data(), 16, 16, activation_of(k), &use);
+  auto loaded = ConvDepthwise::make(g, copy.data(), d.b.data(), 16, 16, activation(k.act), &use);
   ASSERT_TRUE(loaded);
   EXPECT_EQ(use.used(), 1u);
   std::fill(copy.begin(), copy.end(), 0.f);  // the blob, not these, is what runs

@@ -172,8 +172,10 @@ TEST(Fusion, PointwiseThenDepthwiseLeftAloneWhereItCannotFuse) {
       {"depthwise without padding", 1, true, "Clip", "Clip", 1, 16, 96, 96, {0, 0, 0, 0}},
       {"depthwise without a pads attribute", 1, true, "Clip", "Clip", 1, 16, 96, 96, {}},
       {"expanded tensor also an output", 1, true, "Clip", "Clip", 1, 16, 96, 96, {1, 1, 1, 1}, true},
-      // 1.5 MiB between at batch 1 (fused at batch 2: the kernel pays off on the whole tensor).
+      // 1.5 MiB between at batch 1: under kDwFusionMinBytes in all.
       {"below the size", 1, true, "Clip", "Clip", 1, 16, 64, 96},
+      // 3 MiB in all at batch 8, but 384 KiB per image: under kDwFusionMinImageBytes.
+      {"small images, batch 8", 1, true, "Clip", "Clip", 8, 16, 32, 96},
   };
   for (const Case& k : cases) {
     const fusion_test::Result ref = run(k, false);
