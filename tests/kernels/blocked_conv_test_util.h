@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/conv_ref.h"
 #include "kernels/cpu/fused_activation.h"
 
 namespace openacl::kernels::cpu::blocked_test {
@@ -58,6 +61,55 @@ inline double blocked_error(const std::vector<float>& y, const std::vector<float
         scale = std::max(scale, std::fabs(want));
       }
   return worst / std::max(scale, 1e-30);
+}
+
+struct ConvData {
+  std::vector<float> x, w, b, res;  // plain X, W, B and a residual of Y's shape
+};
+
+// Uniform random values in [-1, 1) for a convolution of geometry g (W scaled
+// by w_scale, the residual by 2).
+inline ConvData random_data(const WindowGeom& g, unsigned seed, float w_scale) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  ConvData d;
+  d.x.resize(static_cast<size_t>(g.N * g.C * g.in_size()));
+  d.w.resize(static_cast<size_t>(g.M * (g.C / g.G) * g.k_size()));
+  d.b.resize(static_cast<size_t>(g.M));
+  d.res.resize(static_cast<size_t>(g.N * g.M * g.out_size()));
+  for (float& v : d.x) v = u(rng);
+  for (float& v : d.w) v = u(rng) * w_scale;
+  for (float& v : d.b) v = u(rng);
+  for (float& v : d.res) v = u(rng) * 2.f;
+  return d;
+}
+
+// Runs e (built by the caller from d.w and, with `bias`, d.b) on X in blocks
+// of xb (0: plain) whose padding channels hold NaN, Y in 16-blocks, with the
+// residual apart or written over itself (`in_place`), and returns the
+// blocked_error of its output against the reference convolution (+ the
+// residual) and the activation `act`.
+template <class Kernel>
+double run_against_reference(const Kernel& e, const WindowGeom& g, const ConvData& d, int64_t xb, bool bias,
+                             bool residual, bool in_place, const char* act) {
+  const int64_t OHW = g.out_size();
+  const size_t ny = static_cast<size_t>(g.N * g.M * OHW);
+  std::vector<float> ref(ny);
+  conv_ref<float>(g, d.x.data(), d.w.data(), bias ? d.b.data() : nullptr, ref.data());
+  if (residual)
+    for (size_t i = 0; i < ny; ++i) ref[i] += d.res[i];
+  activation(act).apply(ref.data(), static_cast<int64_t>(ny));
+  const std::vector<float> xin =
+      xb ? to_blocked(d.x, g.N, g.C, g.in_size(), xb, std::numeric_limits<float>::quiet_NaN()) : d.x;
+  std::vector<float> rin = to_blocked(d.res, g.N, g.M, OHW, 16, 0.f);  // as its writer leaves it
+  std::vector<float> y(rin.size(), 12345.f);
+  if (residual && in_place) {
+    e.run(xin.data(), rin.data(), rin.data());
+    y = rin;
+  } else {
+    e.run(xin.data(), y.data(), residual ? rin.data() : nullptr);
+  }
+  return blocked_error(y, ref, g.N, g.M, OHW);
 }
 
 }  // namespace openacl::kernels::cpu::blocked_test

@@ -6,11 +6,7 @@
 // every activation, and weights taken from a PackCache as atc stores them.
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <cstring>
-#include <limits>
 #include <memory>
-#include <random>
 #include <vector>
 
 #include "kernels/cpu/conv_1x1.h"
@@ -39,47 +35,12 @@ WindowGeom geom(const Case& k) {
   return g;
 }
 
-struct Data {
-  std::vector<float> x, w, b, res;
-};
-
-Data make_data(const Case& k) {
-  std::mt19937 rng(static_cast<unsigned>(k.C * 131 + k.M * 7 + k.H * 3 + k.W));
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  Data d;
-  d.x.resize(static_cast<size_t>(k.N * k.C * k.H * k.W));
-  d.w.resize(static_cast<size_t>(k.M * k.C));
-  d.b.resize(static_cast<size_t>(k.M));
-  d.res.resize(static_cast<size_t>(k.N * k.M * k.H * k.W));
-  for (float& v : d.x) v = u(rng);
-  for (float& v : d.w) v = u(rng) * 0.3f;
-  for (float& v : d.b) v = u(rng);
-  for (float& v : d.res) v = u(rng) * 2.f;
-  return d;
+ConvData make_data(const Case& k) {
+  return random_data(geom(k), static_cast<unsigned>(k.C * 131 + k.M * 7 + k.H * 3 + k.W), 0.3f);
 }
 
-// Runs k through e (built by the caller): blocked_error of its output.
-double check(const Case& k, const Data& d, const Conv1x1& e) {
-  const WindowGeom g = geom(k);
-  const int64_t HW = k.H * k.W;
-  const size_t ny = static_cast<size_t>(k.N * k.M * HW);
-  std::vector<float> ref(ny);
-  conv_ref<float>(g, d.x.data(), d.w.data(), k.bias ? d.b.data() : nullptr, ref.data());
-  if (k.residual)
-    for (size_t i = 0; i < ny; ++i) ref[i] += d.res[i];
-  activation(k.act).apply(ref.data(), static_cast<int64_t>(ny));
-
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  const std::vector<float> xin = to_blocked(d.x, k.N, k.C, HW, k.xb, nan);  // padding never read
-  std::vector<float> rin = to_blocked(d.res, k.N, k.M, HW, 16, 0.f);      // as its writer leaves it
-  std::vector<float> y(rin.size(), 12345.f);
-  if (k.residual && k.in_place) {
-    e.run(xin.data(), rin.data(), rin.data());
-    y = rin;
-  } else {
-    e.run(xin.data(), y.data(), k.residual ? rin.data() : nullptr);
-  }
-  return blocked_error(y, ref, k.N, k.M, HW);
+double check(const Case& k, const ConvData& d, const Conv1x1& e) {
+  return run_against_reference(e, geom(k), d, k.xb, k.bias, k.residual, k.in_place, k.act);
 }
 
 bool available() { return Conv1x1::applies(geom({1, 16, 16, 4, 4}), 16, 16); }
@@ -104,7 +65,7 @@ TEST(Conv1x1, MatchesReference) {
     SCOPED_TRACE(testing::Message() << "N" << k.N << " C" << k.C << " M" << k.M << " " << k.H << "x" << k.W << " xb"
                                     << k.xb << " act '" << k.act << "'" << (k.residual ? " residual" : "")
                                     << (k.in_place ? " in place" : ""));
-    const Data d = make_data(k);
+    const ConvData d = make_data(k);
     auto e = Conv1x1::make(geom(k), d.w.data(), k.bias ? d.b.data() : nullptr, k.xb, 16, activation(k.act));
     ASSERT_TRUE(e);
     EXPECT_LT(check(k, d, *e), 1e-5);
@@ -140,7 +101,7 @@ TEST(Conv1x1, AppliesOnlyWhereItShould) {
 TEST(Conv1x1, UsesWeightsPackedAhead) {
   if (!available()) GTEST_SKIP() << "no AVX-512F (or OPENACL_CONV_1X1=0)";
   const Case k{1, 40, 56, 6, 7, 8, true, true, false, "Relu"};
-  const Data d = make_data(k);
+  const ConvData d = make_data(k);
   const size_t wbytes = d.w.size() * sizeof(float);
   // atc: the pack is recorded against the weights' offset.
   PackCache recorder(PackCache::Mode::kRecord, d.w.data(), wbytes);

@@ -7,10 +7,7 @@
 // from a PackCache as atc stores them.
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <limits>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -44,46 +41,12 @@ WindowGeom geom(const Case& k) {
   return g;
 }
 
-struct Data {
-  std::vector<float> x, w, b, res;
-};
-
-Data make_data(const Case& k, int64_t ohw) {
-  std::mt19937 rng(static_cast<unsigned>(k.C * 131 + k.H * 7 + k.W * 3 + k.K + k.S * 5 + k.D * 11));
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  Data d;
-  d.x.resize(static_cast<size_t>(k.N * k.C * k.H * k.W));
-  d.w.resize(static_cast<size_t>(k.C * k.K * k.K));
-  d.b.resize(static_cast<size_t>(k.C));
-  d.res.resize(static_cast<size_t>(k.N * k.C * ohw));
-  for (float& v : d.x) v = u(rng);
-  for (float& v : d.w) v = u(rng) * 0.5f;
-  for (float& v : d.b) v = u(rng);
-  for (float& v : d.res) v = u(rng) * 2.f;
-  return d;
+ConvData make_data(const Case& k) {
+  return random_data(geom(k), static_cast<unsigned>(k.C * 131 + k.H * 7 + k.W * 3 + k.K + k.S * 5 + k.D * 11), 0.5f);
 }
 
-// Runs k through e (built by the caller): blocked_error of its output.
-double check(const Case& k, const Data& d, const ConvDepthwise& e) {
-  const WindowGeom g = geom(k);
-  const int64_t HW = k.H * k.W, OHW = g.out[1] * g.out[2];
-  const size_t ny = static_cast<size_t>(k.N * k.C * OHW);
-  std::vector<float> ref(ny);
-  conv_ref<float>(g, d.x.data(), d.w.data(), k.bias ? d.b.data() : nullptr, ref.data());
-  if (k.residual)
-    for (size_t i = 0; i < ny; ++i) ref[i] += d.res[i];
-  activation(k.act).apply(ref.data(), static_cast<int64_t>(ny));
-
-  const std::vector<float> xin = to_blocked(d.x, k.N, k.C, HW, 16, std::numeric_limits<float>::quiet_NaN());
-  std::vector<float> rin = to_blocked(d.res, k.N, k.C, OHW, 16, 0.f);
-  std::vector<float> y(rin.size(), 12345.f);
-  if (k.residual && k.in_place) {
-    e.run(xin.data(), rin.data(), rin.data());
-    y = rin;
-  } else {
-    e.run(xin.data(), y.data(), k.residual ? rin.data() : nullptr);
-  }
-  return blocked_error(y, ref, k.N, k.C, OHW);
+double check(const Case& k, const ConvData& d, const ConvDepthwise& e) {
+  return run_against_reference(e, geom(k), d, 16, k.bias, k.residual, k.in_place, k.act);
 }
 
 bool available() { return ConvDepthwise::applies(geom({1, 16, 8, 8, 3, 1, 1, 1}), 16, 16); }
@@ -99,7 +62,7 @@ TEST(ConvDepthwise, MatchesReference) {
       {1, 48, 16, 16, 5, 1, 2, 4, true, false, false, "HardSwish"},  // dilation 2: window wider than the tile
       {1, 20, 9, 11, 3, 1, 2, 2, true, false, false, "HardSigmoid"}, // act(0) != 0: padding lanes still 0
       {1, 16, 3, 2, 3, 1, 1, 1, true, false, false, "LeakyRelu"},    // narrower than a tile: borders only
-      {1, 16, 7, 7, 5, 1, 1, 2, true, true, false, "Sigmoid"},       // no vector form: on the stored row
+      {1, 20, 7, 7, 5, 1, 1, 2, true, true, false, "Sigmoid"},       // no vector form: on the stored row; sigmoid(0) != 0 in the padding
       {3, 8, 6, 10, 3, 2, 1, 0, true, false, false, "Tanh"},         // no padding, 8 channels
       {1, 16, 10, 12, 3, 1, 1, 0, true, false, false, "", 2},        // bottom/right padding only
       {1, 32, 5, 5, 5, 1, 1, 2},                                     // every column a border column
@@ -109,7 +72,7 @@ TEST(ConvDepthwise, MatchesReference) {
                                     << k.S << " d" << k.D << " pad" << k.pad << " act '" << k.act << "'"
                                     << (k.residual ? " residual" : "") << (k.in_place ? " in place" : ""));
     const WindowGeom g = geom(k);
-    const Data d = make_data(k, g.out[1] * g.out[2]);
+    const ConvData d = make_data(k);
     auto e = ConvDepthwise::make(g, d.w.data(), k.bias ? d.b.data() : nullptr, 16, 16, activation(k.act));
     ASSERT_TRUE(e);
     EXPECT_LT(check(k, d, *e), 1e-5);
@@ -142,7 +105,7 @@ TEST(ConvDepthwise, UsesWeightsPackedAhead) {
   if (!available()) GTEST_SKIP() << "no AVX-512F (or OPENACL_CONV_DW=0)";
   const Case k{1, 40, 12, 12, 5, 1, 1, 2, true, false, false, "Relu"};
   const WindowGeom g = geom(k);
-  const Data d = make_data(k, g.out[1] * g.out[2]);
+  const ConvData d = make_data(k);
   const size_t wbytes = d.w.size() * sizeof(float);
   PackCache recorder(PackCache::Mode::kRecord, d.w.data(), wbytes);
   ASSERT_TRUE(ConvDepthwise::make(g, d.w.data(), d.b.data(), 16, 16, activation(k.act), &recorder));

@@ -3,6 +3,9 @@
 // before the store. Same results as Activation::apply_range, NaN included.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
+
 #include "kernels/cpu/fused_activation.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -29,6 +32,15 @@ inline Kind kind_of(const Activation& a) {
   if (a.op == "HardSigmoid") return kHardSigmoid;
   if (a.op == "HardSwish") return kHardSwish;
   return kOther;
+}
+
+// kOther's way: `act` over `pixels` stored 16-lane vectors (one channel
+// block), then the lanes from `real` on set back to zero (a block's padding
+// channels stay zeros whatever the activation makes of 0).
+inline void apply_stored(const Activation& act, float* y, int64_t pixels, int64_t real) {
+  act.apply_range(y, 0, pixels * 16);
+  if (real < 16)
+    for (int64_t p = 0; p < pixels; ++p) std::fill(y + p * 16 + real, y + (p + 1) * 16, 0.f);
 }
 
 #ifdef OPENACL_ACT512

@@ -235,11 +235,7 @@ void Conv1x1::run(const float* x, float* y, const float* residual) const {
       a.last = pad && t.ob0 + t.nb == Mb_ ? t.nb - 1 : -1;
       fns[static_cast<size_t>(t.nb)][static_cast<size_t>(t.np)](a);
       if (kind_ == act512::kOther)  // an activation without a vector form here: on the stored tile
-        for (int j = 0; j < t.nb; ++j) {
-          act_.apply_range(a.y + j * a.ybs, 0, t.np * 16);
-          if (j == a.last)
-            for (int64_t p = 0; p < t.np; ++p) std::fill(a.y + j * a.ybs + p * 16 + M_ % 16, a.y + j * a.ybs + (p + 1) * 16, 0.f);
-        }
+        for (int j = 0; j < t.nb; ++j) act512::apply_stored(act_, a.y + j * a.ybs, t.np, j == a.last ? M_ % 16 : 16);
     }
   });
 #else

@@ -210,11 +210,7 @@ void ConvDepthwise::run_row(const float* x, float* y, const float* r, int64_t cb
   t.mask = static_cast<__mmask16>((1u << real) - 1);
   t.a = act_.alpha, t.b = act_.beta;
   kRows[static_cast<size_t>(kind_)][static_cast<size_t>(variant_)](t, OW_, ow_lo_, ow_hi_);
-  if (kind_ == act512::kOther) {  // no vector form here: on the stored row, then the padding lanes again
-    act_.apply_range(y, 0, OW_ * 16);
-    if (real < 16)
-      for (int64_t ow = 0; ow < OW_; ++ow) std::fill(y + ow * 16 + real, y + (ow + 1) * 16, 0.f);
-  }
+  if (kind_ == act512::kOther) act512::apply_stored(act_, y, OW_, real);  // no vector form here: on the stored row
 #else
   (void)x, (void)y, (void)r, (void)cb, (void)oh;
 #endif
