@@ -497,10 +497,16 @@ def run_cell(spec, om, threads, runtimes, opts, tmp):
 
 
 def derive(cell, flops, peak):
-    """Ratios against the best peer, GFLOP/s and % of peak."""
+    """Ratios against the best peer, GFLOP/s and % of peak; and the cell's
+    ceiling: the ratio OpenACL would reach with every FLOP at the measured
+    FMA peak (the best peer's median over the time the FLOPs take at peak)."""
     rts = cell["runtimes"]
     best = max((rts[p].get("throughput", 0) for p in PEERS if p in rts), default=0)
     p = (peak or {}).get("gflops", {}).get(str(cell["threads"]))
+    if best and flops and p:
+        at_peak_ms = flops / (p * 1e9) * 1e3
+        cell["at_peak_ms"] = at_peak_ms
+        cell["ceiling_ratio"] = cell["batch"] / best * 1e3 / at_peak_ms
     for rt, r in rts.items():
         if "median_ms" not in r:
             continue
@@ -548,6 +554,20 @@ def markdown(doc):
             lines.append(f"| {cell['model']} | {cell['batch']} | {cell['threads']} | {rt} | {r['median_ms']:.2f} | "
                          f"{r['p90_ms']:.2f} | {r['throughput']:.1f} | {ratio} | {fmt(r.get('gflops'), '.1f')} | "
                          f"{fmt(r.get('pct_peak'), '.0f')} | {fmt(r.get('peak_rss_mb'), '.0f')} | {load} | {agree} |")
+    lines.append("")
+    lines.append("OpenACL / the faster peer, and the ceiling: that ratio with every FLOP at the measured FMA "
+                 "peak (the faster peer's median over the time the model's FLOPs take at peak).")
+    lines.append("")
+    lines.append("| model | batch | threads | C / Python | faster peer ms | FLOPs at peak ms | ceiling |")
+    lines.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for cell in doc["cells"]:
+        rts = cell["runtimes"]
+        if "ceiling_ratio" not in cell:
+            continue
+        ratios = " / ".join(fmt(rts.get(rt, {}).get("ratio_vs_best_peer"), ".2f") for rt in ("openacl_c", "openacl_py"))
+        best_ms = min(rts[p]["median_ms"] for p in PEERS if "median_ms" in rts.get(p, {}))
+        lines.append(f"| {cell['model']} | {cell['batch']} | {cell['threads']} | {ratios} | {best_ms:.2f} | "
+                     f"{cell['at_peak_ms']:.2f} | {cell['ceiling_ratio']:.2f} |")
     lines.append("")
     for key, info in doc["models"].items():
         lines.append(f"- {key}: {fmt(info['gflop_per_sample'], '.2f')} GFLOP per inference"

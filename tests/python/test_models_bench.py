@@ -81,7 +81,9 @@ def test_models_bench_quick_on_a_model_file(tmp_path):
 
     md = out_md.read_text()
     assert "| model | batch | threads | runtime | median ms |" in md
-    assert md.count("| tiny | 2 | 1 |") == len(runtimes)
+    # One row per runtime, and the cell's row in the ceiling table.
+    assert md.count("| tiny | 2 | 1 |") == len(runtimes) + 1
+    assert cell["ceiling_ratio"] > 0 and f"| {cell['ceiling_ratio']:.2f} |" in md
     assert "MISMATCH" not in md
 
 
@@ -103,6 +105,10 @@ def test_models_bench_marks_a_mismatch(tmp_path):
     r = doc["cells"][0]["runtimes"]["openacl_py"]
     assert r["ratio_vs_best_peer"] == pytest.approx(0.5)
     assert r["gflops"] == pytest.approx(100.0) and r["pct_peak"] == pytest.approx(100.0)
+    # 1 GFLOP at 100 GFLOP/s takes 10 ms; the faster peer takes 5: at most 0.5.
+    assert doc["cells"][0]["at_peak_ms"] == pytest.approx(10.0)
+    assert doc["cells"][0]["ceiling_ratio"] == pytest.approx(0.5)
     md = mb.markdown(doc)
     assert "**MISMATCH** (5.0e-01)" in md
     assert "unavailable: exited with 1" in md
+    assert "| m | 1 | 1 | – / 0.50 | 5.00 | 10.00 | 0.50 |" in md
