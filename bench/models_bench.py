@@ -29,7 +29,10 @@
    in the same run by build/bin/peak_flops.
 
 Writes a Markdown table (stdout, --md) and JSON (--json, default
-bench/results/models.json). Timings are reported, never asserted.
+bench/results/models.json), then one row per cell: OpenACL's two ratios
+beside the cell's ceiling (the faster peer's median over the time the
+model's FLOPs take at the measured peak). Timings are reported, never
+asserted.
 """
 import argparse
 import json
