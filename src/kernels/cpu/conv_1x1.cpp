@@ -185,62 +185,75 @@ std::shared_ptr<const Conv1x1> Conv1x1::make(const WindowGeom& g, const float* w
     k->w_ = std::move(owned);
   }
 
-  // Tiles: pixel ranges whose X fits kRangeBytes; in each, every group of
-  // output blocks (up to four, sizes balanced) over the range's pixels in
-  // tiles of balanced sizes.
+  // Tiles: pixel ranges whose X fits kRangeBytes, each range's tiles together.
   const int64_t Cp = (C + xb - 1) / xb * xb, P = k->P_;
-  const int64_t range = std::max<int64_t>(24, kRangeBytes / (Cp * static_cast<int64_t>(sizeof(float))));
-  const int64_t ranges = (P + range - 1) / range;
-  const int64_t groups = (Mb + 3) / 4;
-  for (int64_t rg = 0; rg < ranges; ++rg) {
-    const int64_t q0 = rg * P / ranges, q1 = (rg + 1) * P / ranges;
-    for (int64_t gi = 0, ob0 = 0; gi < groups; ++gi) {
-      const int64_t nb = Mb / groups + (gi < Mb % groups ? 1 : 0);
-      const int64_t nt = (q1 - q0 + kTilePixels[nb] - 1) / kTilePixels[nb];
-      for (int64_t t = 0; t < nt; ++t) {
-        const int64_t p0 = q0 + t * (q1 - q0) / nt, p1 = q0 + (t + 1) * (q1 - q0) / nt;
-        k->tiles_.push_back(Tile{static_cast<int32_t>(p0), static_cast<int32_t>(p1 - p0), static_cast<int32_t>(ob0),
-                                 static_cast<int32_t>(nb)});
-      }
-      ob0 += nb;
-    }
-  }
+  k->range_ = std::max<int64_t>(24, kRangeBytes / (Cp * static_cast<int64_t>(sizeof(float))));
+  const int64_t ranges = (P + k->range_ - 1) / k->range_;
+  for (int64_t rg = 0; rg < ranges; ++rg) k->add_tiles(rg * P / ranges, (rg + 1) * P / ranges, &k->tiles_);
   // Chunks of at least ~256K FLOPs (8K multiply-adds of 16 lanes: a few microseconds).
   const int64_t tile_flops = 2 * C * 16 * 24;
   k->grain_ = std::max<int64_t>(1, (int64_t{1} << 18) / tile_flops);
   return k;
 }
 
-void Conv1x1::run(const float* x, float* y, const float* residual) const {
+void Conv1x1::add_tiles(int64_t q0, int64_t q1, std::vector<Tile>* tiles) const {
+  const int64_t groups = (Mb_ + 3) / 4;
+  for (int64_t gi = 0, ob0 = 0; gi < groups; ++gi) {
+    const int64_t nb = Mb_ / groups + (gi < Mb_ % groups ? 1 : 0);
+    const int64_t nt = (q1 - q0 + kTilePixels[nb] - 1) / kTilePixels[nb];
+    for (int64_t t = 0; t < nt; ++t) {
+      const int64_t p0 = q0 + t * (q1 - q0) / nt, p1 = q0 + (t + 1) * (q1 - q0) / nt;
+      tiles->push_back(Tile{static_cast<int32_t>(p0), static_cast<int32_t>(p1 - p0), static_cast<int32_t>(ob0),
+                            static_cast<int32_t>(nb)});
+    }
+    ob0 += nb;
+  }
+}
+
+void Conv1x1::run_tile(const Tile& t, const float* x, int64_t xcs, float* y, int64_t ybs, const float* r) const {
 #ifdef OPENACL_CONV1X1_AVX512
+  TileArgs a;
+  a.x = x + t.p0 * xb_;
+  a.xcs = xcs, a.C = C_, a.wbs = C_ * 16, a.ybs = ybs;
+  a.w = static_cast<const float*>(w_.get()) + t.ob0 * C_ * 16;
+  a.bias = bias_.data() + t.ob0 * 16;
+  const int64_t yoff = t.ob0 * ybs + t.p0 * 16;
+  a.y = y + yoff;
+  a.r = r ? r + yoff : nullptr;
+  const bool pad = M_ % 16 != 0;
+  a.last = pad && t.ob0 + t.nb == Mb_ ? t.nb - 1 : -1;
+  a.mask = static_cast<__mmask16>((1u << (M_ % 16)) - 1);
+  a.kind = kind_, a.a = act_.alpha, a.b = act_.beta;
+  (xb_ == 16 ? kTiles16 : kTiles8)[static_cast<size_t>(t.nb)][static_cast<size_t>(t.np)](a);
+  if (kind_ == act512::kOther)  // an activation without a vector form here: on the stored tile
+    for (int j = 0; j < t.nb; ++j) act512::apply_stored(act_, a.y + j * ybs, t.np, j == a.last ? M_ % 16 : 16);
+#else
+  (void)t, (void)x, (void)xcs, (void)y, (void)ybs, (void)r;
+#endif
+}
+
+void Conv1x1::run(const float* x, float* y, const float* residual) const {
   const int64_t T = static_cast<int64_t>(tiles_.size());
   const int64_t ximg = (C_ + xb_ - 1) / xb_ * xb_ * P_, yimg = Mb_ * 16 * P_;
-  const auto& fns = xb_ == 16 ? kTiles16 : kTiles8;
-  const float* w = static_cast<const float*>(w_.get());
-  const bool pad = M_ % 16 != 0;
-  const __mmask16 mask = static_cast<__mmask16>((1u << (M_ % 16)) - 1);
   parallel_for(N_ * T, grain_, [&](int64_t lo, int64_t hi) {
-    TileArgs a;
-    a.xcs = P_ * xb_, a.C = C_, a.wbs = C_ * 16, a.ybs = P_ * 16, a.mask = mask;
-    a.kind = kind_, a.a = act_.alpha, a.b = act_.beta;
     for (int64_t i = lo; i < hi; ++i) {
       const int64_t n = i / T;
-      const Tile& t = tiles_[static_cast<size_t>(i % T)];
-      a.x = x + n * ximg + t.p0 * xb_;
-      a.w = w + t.ob0 * C_ * 16;
-      a.bias = bias_.data() + t.ob0 * 16;
-      const int64_t yoff = n * yimg + t.ob0 * a.ybs + t.p0 * 16;
-      a.y = y + yoff;
-      a.r = residual ? residual + yoff : nullptr;
-      a.last = pad && t.ob0 + t.nb == Mb_ ? t.nb - 1 : -1;
-      fns[static_cast<size_t>(t.nb)][static_cast<size_t>(t.np)](a);
-      if (kind_ == act512::kOther)  // an activation without a vector form here: on the stored tile
-        for (int j = 0; j < t.nb; ++j) act512::apply_stored(act_, a.y + j * a.ybs, t.np, j == a.last ? M_ % 16 : 16);
+      run_tile(tiles_[static_cast<size_t>(i % T)], x + n * ximg, P_ * xb_, y + n * yimg, P_ * 16,
+               residual ? residual + n * yimg : nullptr);
     }
   });
-#else
-  (void)x, (void)y, (void)residual;
-#endif
+}
+
+void Conv1x1::run_span(const float* x, int64_t xcs, float* y, int64_t ybs, const float* residual,
+                       int64_t np) const {
+  // A band is a few rows: its tiles are cut here (microseconds against the
+  // band's tens of thousands of multiply-adds per pixel row).
+  thread_local std::vector<Tile> tiles;
+  for (int64_t q0 = 0; q0 < np; q0 += range_) {
+    tiles.clear();
+    add_tiles(q0, std::min(np, q0 + range_), &tiles);
+    for (const Tile& t : tiles) run_tile(t, x, xcs, y, ybs, residual);
+  }
 }
 
 }  // namespace openacl::kernels::cpu

@@ -48,12 +48,29 @@ class Conv1x1 {
   // y = act(conv(x) + b (+ residual)); residual (Y's layout) may be y or null.
   void run(const float* x, float* y, const float* residual) const;
 
+  // The same over np pixels of one image, on the calling thread alone: x,
+  // y and residual point at the first pixel in their first channel block,
+  // xcs and ybs are the floats between channel blocks (X's and Y's planes
+  // need not be whole images: a band of rows in a buffer of one's own). For
+  // a fused block (conv_irb.h).
+  void run_span(const float* x, int64_t xcs, float* y, int64_t ybs, const float* residual, int64_t np) const;
+
+  int64_t in_channels() const { return C_; }
+  int64_t out_channels() const { return M_; }
+  int64_t x_block() const { return xb_; }
+  int64_t pixels() const { return P_; }  // per image
+
  private:
   Conv1x1() = default;
   // One tile: pixels [p0, p0 + np) of output blocks [ob0, ob0 + nb).
   struct Tile {
     int32_t p0, np, ob0, nb;
   };
+  // Appends the tiles of pixels [q0, q1): every group of output blocks (up
+  // to four, sizes balanced) over them in tiles of balanced sizes.
+  void add_tiles(int64_t q0, int64_t q1, std::vector<Tile>* tiles) const;
+  // Runs tile t; x, y and r (may be null) at the image's first pixel.
+  void run_tile(const Tile& t, const float* x, int64_t xcs, float* y, int64_t ybs, const float* r) const;
 
   int64_t N_ = 0, C_ = 0, M_ = 0, P_ = 0, xb_ = 0, Mb_ = 0;
   std::shared_ptr<const void> w_;  // packed weights, [Mb][C][16]
@@ -61,6 +78,7 @@ class Conv1x1 {
   Activation act_;
   int kind_ = 0;  // act512::Kind of act_
   std::vector<Tile> tiles_;  // one image's, in run order
+  int64_t range_ = 0;        // pixels per range (X within kRangeBytes)
   int64_t grain_ = 1;        // tiles per parallel chunk, at least
 };
 

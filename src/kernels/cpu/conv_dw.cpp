@@ -36,7 +36,8 @@ bool enabled() {
 
 #ifdef OPENACL_ACT512
 struct RowArgs {
-  const float* x;     // the block's input plane
+  const float* x;     // the block's input rows from row0 on
+  int64_t row0;       // the input row x starts at
   int64_t W, xrs;     // input columns; floats per input row (W * 16)
   int64_t ih0;        // the window's first input row (oh * S - pt)
   int kh0, kh1;       // the window rows inside the input
@@ -65,7 +66,7 @@ __attribute__((target("avx512f"))) void tile(const RowArgs& t, int64_t ow0) {
   for (int i = 0; i < T; ++i) acc[i] = bv;
   constexpr int NX = (T - 1) * S + (K - 1) * D + 1;  // input columns the tile reads
   for (int kh = t.kh0; kh < t.kh1; ++kh) {
-    const float* xr = t.x + (t.ih0 + kh * D) * t.xrs + (ow0 * S - t.pl) * 16;
+    const float* xr = t.x + (t.ih0 + kh * D - t.row0) * t.xrs + (ow0 * S - t.pl) * 16;
     __m512 xv[NX];
 #pragma GCC unroll 32
     for (int i = 0; i < NX; ++i) xv[i] = _mm512_loadu_ps(xr + 16 * i);
@@ -87,7 +88,7 @@ __attribute__((target("avx512f"))) void pixel(const RowArgs& t, int64_t ow) {
   __m512 acc = _mm512_loadu_ps(t.bias);
   const int64_t iw0 = ow * S - t.pl;
   for (int kh = t.kh0; kh < t.kh1; ++kh) {
-    const float* xr = t.x + (t.ih0 + kh * D) * t.xrs;
+    const float* xr = t.x + (t.ih0 + kh * D - t.row0) * t.xrs;
 #pragma GCC unroll 5
     for (int kw = 0; kw < K; ++kw) {
       const int64_t iw = iw0 + kw * D;
@@ -192,10 +193,10 @@ std::shared_ptr<const ConvDepthwise> ConvDepthwise::make(const WindowGeom& g, co
   return k;
 }
 
-void ConvDepthwise::run_row(const float* x, float* y, const float* r, int64_t cb, int64_t oh) const {
+void ConvDepthwise::run_row(const float* x, int64_t row0, float* y, const float* r, int64_t cb, int64_t oh) const {
 #ifdef OPENACL_ACT512
   RowArgs t;
-  t.x = x;
+  t.x = x, t.row0 = row0;
   t.W = W_, t.xrs = W_ * 16, t.pl = pl_;
   t.ih0 = oh * S_ - pt_;
   // Window rows inside the input: 0 <= ih0 + kh * D <= H - 1.
@@ -212,7 +213,7 @@ void ConvDepthwise::run_row(const float* x, float* y, const float* r, int64_t cb
   kRows[static_cast<size_t>(kind_)][static_cast<size_t>(variant_)](t, OW_, ow_lo_, ow_hi_);
   if (kind_ == act512::kOther) act512::apply_stored(act_, y, OW_, real);  // no vector form here: on the stored row
 #else
-  (void)x, (void)y, (void)r, (void)cb, (void)oh;
+  (void)x, (void)row0, (void)y, (void)r, (void)cb, (void)oh;
 #endif
 }
 
@@ -222,7 +223,7 @@ void ConvDepthwise::run(const float* x, float* y, const float* residual) const {
     for (int64_t i = lo; i < hi; ++i) {
       const int64_t oh = i % OH_, nb = i / OH_;  // nb: image * Cb + block
       const int64_t yoff = nb * yplane + oh * OW_ * 16;
-      run_row(x + nb * xplane, y + yoff, residual ? residual + yoff : nullptr, nb % Cb_, oh);
+      run_row(x + nb * xplane, 0, y + yoff, residual ? residual + yoff : nullptr, nb % Cb_, oh);
     }
   });
 }

@@ -21,6 +21,7 @@
 // columns (and rows, by clipping the window) take a per-pixel loop.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -48,9 +49,24 @@ class ConvDepthwise {
   // y = act(conv(x) + b (+ residual)); residual (Y's layout) may be y or null.
   void run(const float* x, float* y, const float* residual) const;
 
+  // Output row oh of channel block cb of one image, on the calling thread:
+  // x holds that block's input rows from row0 on (W * 16 floats each; the
+  // rows the window reads must be there), y and r (may be null) point at
+  // the output row. run() goes through here; a fused block (conv_irb.h)
+  // calls it on a band of rows in a buffer of its own.
+  void run_row(const float* x, int64_t row0, float* y, const float* r, int64_t cb, int64_t oh) const;
+
+  int64_t channels() const { return C_; }
+  int64_t in_height() const { return H_; }
+  int64_t in_width() const { return W_; }
+  int64_t out_height() const { return OH_; }
+  int64_t out_width() const { return OW_; }
+  // The input rows output row oh reads: [first, last], clipped to the input.
+  int64_t first_in_row(int64_t oh) const { return std::max<int64_t>(0, oh * S_ - pt_); }
+  int64_t last_in_row(int64_t oh) const { return std::min<int64_t>(H_ - 1, oh * S_ - pt_ + (K_ - 1) * D_); }
+
  private:
   ConvDepthwise() = default;
-  void run_row(const float* x, float* y, const float* r, int64_t cb, int64_t oh) const;
 
   int64_t N_ = 0, C_ = 0, Cb_ = 0, H_ = 0, W_ = 0, OH_ = 0, OW_ = 0;
   int K_ = 0, S_ = 1, D_ = 1;
