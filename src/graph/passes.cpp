@@ -648,6 +648,56 @@ bool plain_conv2d(const Node& n) {
 
 }  // namespace
 
+namespace {
+
+// A plain 1x1 Conv: group 1, stride 1, no padding.
+bool pointwise(const Node& n) {
+  const std::vector<int64_t>& wd = n.input(1)->constant->dims;
+  return wd[2] == 1 && wd[3] == 1 && n.attrs.get_int("group", 1) == 1 && ints_are(n, "strides", 1, 2, 1) &&
+         ints_are(n, "pads", 0, 4, 0);
+}
+
+// The stride of a plain depthwise 3x3 Conv with padding 1 over c channels
+// (group c, W [c, 1, 3, 3]), 1 or 2; 0 when n is not one.
+int64_t depthwise_stride(const Node& n, int64_t c) {
+  const std::vector<int64_t>& dd = n.input(1)->constant->dims;
+  if (n.attrs.get_int("group", 1) != c || dd != std::vector<int64_t>{c, 1, 3, 3} || !ints_are(n, "pads", 1, 4, 0))
+    return 0;
+  const std::optional<std::vector<int64_t>> st = n.attrs.get_ints("strides");
+  const int64_t s = st && st->size() == 2 ? (*st)[0] : 1;
+  if ((st && (st->size() != 2 || (*st)[1] != s)) || (s != 1 && s != 2)) return 0;
+  return s;
+}
+
+// The only reader of n's output when it is a plain 2-D Conv reading it as X.
+Node* sole_conv_reader(const Node& n) {
+  const Value* y = n.output(0);
+  if (y->is_graph_output || y->consumers.size() != 1 || !y->type.shape || !fully_known(*y->type.shape)) return nullptr;
+  Node* r = y->consumers[0];
+  return r != &n && plain_conv2d(*r) && r->input(0) == y ? r : nullptr;
+}
+
+// conv takes over the depthwise dw (stride s) after it: the dw attributes,
+// inputs 4 and 5 (3 left for a residual).
+void absorb_depthwise(Graph& g, Node* conv, Node* dw, int64_t s) {
+  if (dw->attrs.has(kFusedActivationAttr)) {
+    conv->attrs.set(kFusedDwActivationAttr, *dw->attrs.find(kFusedActivationAttr));
+    conv->attrs.set(kFusedDwAlphaAttr, float_attr(dw->attrs.get_float(kFusedAlphaAttr, 0.f)));
+    conv->attrs.set(kFusedDwBetaAttr, float_attr(dw->attrs.get_float(kFusedBetaAttr, 0.f)));
+  }
+  conv->attrs.set(kFusedDwStrideAttr, int_attr(s));
+  Value* dw_w = dw->input(1);
+  Value* dw_b = dw->input(2);
+  while (conv->inputs.size() < 4) conv->inputs.push_back(nullptr);
+  conv->inputs.push_back(dw_w);
+  conv->inputs.push_back(dw_b);
+  dw_w->consumers.push_back(conv);
+  if (dw_b) dw_b->consumers.push_back(conv);
+  take_output(g, conv, dw);
+}
+
+}  // namespace
+
 Status fuse_conv_depthwise(Graph& g, size_t* rewrites) {
   *rewrites = 0;
   std::vector<Node*> convs;
@@ -655,41 +705,72 @@ Status fuse_conv_depthwise(Graph& g, size_t* rewrites) {
     if (plain_conv2d(*n)) convs.push_back(n.get());
   std::vector<const Node*> removed;  // depthwise nodes absorbed (some may be in `convs`)
   for (Node* conv : convs) {
-    if (std::find(removed.begin(), removed.end(), conv) != removed.end()) continue;
-    const std::vector<int64_t>& wd = conv->input(1)->constant->dims;
-    if (wd[2] != 1 || wd[3] != 1 || conv->attrs.get_int("group", 1) != 1 || !ints_are(*conv, "strides", 1, 2, 1) ||
-        !ints_are(*conv, "pads", 0, 4, 0))
-      continue;
-    Value* y = conv->output(0);
-    if (y->is_graph_output || y->consumers.size() != 1 || !y->type.shape || !fully_known(*y->type.shape)) continue;
-    Node* dw = y->consumers[0];
-    if (dw == conv || !plain_conv2d(*dw) || dw->input(0) != y) continue;
-    const Shape& ys = *y->type.shape;
-    const int64_t c = ys[1].value;
-    const std::vector<int64_t>& dd = dw->input(1)->constant->dims;
-    if (dw->attrs.get_int("group", 1) != c || dd != std::vector<int64_t>{c, 1, 3, 3} || !ints_are(*dw, "pads", 1, 4, 0))
-      continue;
-    const std::optional<std::vector<int64_t>> st = dw->attrs.get_ints("strides");
-    const int64_t s = st && st->size() == 2 ? (*st)[0] : 1;
-    if ((st && (st->size() != 2 || (*st)[1] != s)) || (s != 1 && s != 2)) continue;
+    if (std::find(removed.begin(), removed.end(), conv) != removed.end() || !pointwise(*conv)) continue;
+    Node* dw = sole_conv_reader(*conv);
+    if (!dw) continue;
+    const Shape& ys = *conv->output(0)->type.shape;
+    const int64_t c = ys[1].value, s = depthwise_stride(*dw, c);
+    if (!s) continue;
     const int64_t image_bytes = c * ys[2].value * ys[3].value * static_cast<int64_t>(sizeof(float));
     if (image_bytes < kDwFusionMinImageBytes || ys[0].value * image_bytes < kDwFusionMinBytes) continue;
-    // The depthwise node's activation moves to the dw attributes.
-    if (dw->attrs.has(kFusedActivationAttr)) {
-      conv->attrs.set(kFusedDwActivationAttr, *dw->attrs.find(kFusedActivationAttr));
-      conv->attrs.set(kFusedDwAlphaAttr, float_attr(dw->attrs.get_float(kFusedAlphaAttr, 0.f)));
-      conv->attrs.set(kFusedDwBetaAttr, float_attr(dw->attrs.get_float(kFusedBetaAttr, 0.f)));
-    }
-    conv->attrs.set(kFusedDwStrideAttr, int_attr(s));
-    Value* dw_w = dw->input(1);
-    Value* dw_b = dw->input(2);
-    while (conv->inputs.size() < 4) conv->inputs.push_back(nullptr);
-    conv->inputs.push_back(dw_w);
-    if (dw_b) conv->inputs.push_back(dw_b);
-    dw_w->consumers.push_back(conv);
-    if (dw_b) dw_b->consumers.push_back(conv);
     removed.push_back(dw);
-    take_output(g, conv, dw);
+    absorb_depthwise(g, conv, dw, s);
+    if (!conv->input(5)) conv->inputs.pop_back();  // no depthwise bias: input 5 omitted
+    ++*rewrites;
+  }
+  return Status::Ok();
+}
+
+Status fuse_inverted_residual(Graph& g, size_t* rewrites) {
+  *rewrites = 0;
+  std::vector<Node*> convs;
+  for (const auto& n : g.nodes())
+    if (plain_conv2d(*n)) convs.push_back(n.get());
+  std::vector<const Node*> removed;  // nodes absorbed (some may be in `convs`)
+  for (Node* head : convs) {
+    if (std::find(removed.begin(), removed.end(), head) != removed.end()) continue;
+    // head: the 1x1 before the depthwise, or the depthwise itself.
+    Node* dw = pointwise(*head) ? sole_conv_reader(*head) : head;
+    if (!dw) continue;
+    const Value* dx = dw->input(0);  // the depthwise's input
+    const int64_t c = (*dx->type.shape)[1].value, s = depthwise_stride(*dw, c);
+    if (!s) continue;
+    const Shape& ds = *dx->type.shape;
+    if (ds[0].value * c * ds[2].value * ds[3].value * static_cast<int64_t>(sizeof(float)) < kBlockFusionMinBytes)
+      continue;
+    // The projection: a 1x1 without an activation, with or without a residual.
+    const Value* dy = dw->output(0);
+    if (dy->is_graph_output || dy->consumers.size() != 1 || !dy->type.shape || !fully_known(*dy->type.shape)) continue;
+    Node* proj = dy->consumers[0];
+    const bool sum = proj->attrs.get_int(kFusedSumAttr, 0) != 0;
+    if (proj == dw || proj->op_type != "Conv" || !proj->domain.empty() || proj->input(0) != dy ||
+        (sum ? proj->inputs.size() != 4 || !proj->input(3) : proj->inputs.size() > 3) || proj->attrs.has(kFusedActivationAttr) || proj->attrs.has(kFusedDwStrideAttr) ||
+        proj->attrs.has(kFusedProjectAttr) || proj->attrs.get_string("auto_pad", "NOTSET") != "NOTSET" ||
+        !ints_are(*proj, "dilations", 1, 2, 1) || !proj->output(0))
+      continue;
+    Value* pw = proj->input(1);
+    Value* pb = proj->input(2);
+    if (!is_f32_const(pw) || pw->constant->dims.size() != 4 || pw->constant->dims[1] != c || (pb && !is_f32_const(pb)) ||
+        !pointwise(*proj))
+      continue;
+    Value* r = sum ? proj->input(3) : nullptr;
+    if (dw != head) {
+      removed.push_back(dw);
+      absorb_depthwise(g, head, dw, s);
+    } else {
+      while (head->inputs.size() < 6) head->inputs.push_back(nullptr);
+    }
+    head->inputs.resize(6);
+    head->inputs[3] = r;
+    head->inputs.push_back(pw);
+    head->inputs.push_back(pb);
+    if (!pb) head->inputs.pop_back();
+    for (Value* v : {r, pw, pb})
+      if (v) v->consumers.push_back(head);
+    if (sum) head->attrs.set(kFusedSumAttr, int_attr(1));
+    head->attrs.set(kFusedProjectAttr, int_attr(1));
+    removed.push_back(proj);
+    take_output(g, head, proj);
     ++*rewrites;
   }
   return Status::Ok();

@@ -61,6 +61,24 @@ inline constexpr int64_t kDwFusionMinImageBytes = 1 << 20;
 inline constexpr int64_t kDwFusionMinBytes = 2 << 20;
 Status fuse_conv_depthwise(Graph& g, size_t* rewrites);
 
+// A MobileNet inverted residual block: an optional 1x1 Conv (as
+// fuse_conv_depthwise takes it) whose output is read only by a depthwise 3x3
+// Conv (as there), whose output is read only by a 1x1 Conv (group 1, stride
+// 1, no padding, constant W and optional B, no activation, an optional
+// fused residual) becomes one Conv, the first of them: with the 1x1,
+// inputs X, W, B, R (the residual, may be omitted), Wd, Bd and the dw
+// attributes as fuse_conv_depthwise sets them; without, the depthwise with
+// inputs X, Wd, Bd, R, two omitted, then both: Wp, Bp (B's may be omitted),
+// and the attribute below. The kernel runs the block over bands of output
+// rows (kernels/cpu/conv_irb.h), so that neither tensor inside the block goes
+// to memory. float32, 4-D, known shapes; only where the depthwise's input
+// is at least kBlockFusionMinBytes in all (smaller ones stay in the L2
+// cache apart too). Run after fuse_conv_add and fuse_conv_activation, before
+// fuse_conv_depthwise.
+inline constexpr const char* kFusedProjectAttr = "__openacl_project";  // int 1: inputs 6 and 7 project
+inline constexpr int64_t kBlockFusionMinBytes = 256 << 10;
+Status fuse_inverted_residual(Graph& g, size_t* rewrites);
+
 // A Transpose whose input is another Transpose's output reads that one's
 // input instead, with the two permutations composed; where they cancel
 // (NHWC <-> NCHW pairs, as converters from TensorFlow leave them), the

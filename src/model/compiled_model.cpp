@@ -285,6 +285,8 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
     m->fused_ += fused;
     OPENACL_RETURN_IF_ERROR(graph::fuse_conv_activation(g, &fused));
     m->fused_ += fused;
+    OPENACL_RETURN_IF_ERROR(graph::fuse_inverted_residual(g, &fused));
+    m->fused_ += fused;
     OPENACL_RETURN_IF_ERROR(graph::fuse_conv_depthwise(g, &fused));
     m->fused_ += fused;
     OPENACL_RETURN_IF_ERROR(graph::fuse_matmul_epilogue(g, &fused));

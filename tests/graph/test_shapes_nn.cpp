@@ -199,6 +199,39 @@ TEST(ShapesNN, ConvWithFusedDepthwise) {
                "takes no residual input");
 }
 
+// A Conv that absorbed the projection after it (graph::fuse_inverted_residual):
+// a 1x1 + depthwise or a depthwise, then the 1x1 projection (inputs 6, 7)
+// and the residual (input 3, with the sum attribute).
+TEST(ShapesNN, ConvWithFusedProjection) {
+  const Attrs block = {{"__openacl_dw_stride", ai(1)}, {"__openacl_project", ai(1)}, {"__openacl_sum", ai(1)}};
+  G g;
+  EXPECT_EQ(infer1(g, "Conv", {g.f32({sym("N"), 24, 56, 56}), g.f32({144, 24, 1, 1}), g.f32({144}),
+                               g.f32({sym("N"), 24, 56, 56}), g.f32({144, 1, 3, 3}), g.f32({144}),
+                               g.f32({24, 144, 1, 1}), g.f32({24})}, block),
+            "float32[N,24,56,56]");
+  G g1;  // the depthwise alone, stride 2, no residual, no biases
+  EXPECT_EQ(infer1(g1, "Conv", {g1.f32({1, 32, 112, 112}), g1.f32({32, 1, 3, 3}), nullptr, nullptr, nullptr, nullptr,
+                                g1.f32({16, 32, 1, 1})},
+                   {{"group", ai(32)}, {"pads", ais({1, 1, 1, 1})}, {"strides", ais({2, 2})}, {"__openacl_project", ai(1)}}),
+            "float32[1,16,56,56]");
+  G e1;
+  EXPECT_ERROR(infer1(e1, "Conv", {e1.f32({1, 24, 56, 56}), e1.f32({144, 24, 1, 1}), nullptr, e1.f32({1, 24, 56, 56}),
+                                   e1.f32({144, 1, 3, 3})}, block),
+               "projection's weights (input 6) are missing");
+  G e2;
+  EXPECT_ERROR(infer1(e2, "Conv", {e2.f32({1, 24, 56, 56}), e2.f32({144, 24, 1, 1}), nullptr, nullptr,
+                                   e2.f32({144, 1, 3, 3}), nullptr, e2.f32({24, 144, 1, 1})}, block),
+               "goes with the sum attribute");
+  G e3;
+  EXPECT_ERROR(infer1(e3, "Conv", {e3.f32({1, 24, 56, 56}), e3.f32({144, 24, 1, 1}), nullptr, e3.f32({1, 24, 56, 56}),
+                                   e3.f32({144, 1, 3, 3}), nullptr, e3.f32({24, 96, 1, 1})}, block),
+               "input 6) must be float32 [M, C, 1, 1]");
+  G e4;
+  EXPECT_ERROR(infer1(e4, "Conv", {e4.f32({1, 24, 56, 56}), e4.f32({144, 24, 1, 1}), nullptr, e4.f32({1, 32, 56, 56}),
+                                   e4.f32({144, 1, 3, 3}), nullptr, e4.f32({24, 144, 1, 1})}, block),
+               "residual input must have the block output's type float32[1,24,56,56]");
+}
+
 TEST(ShapesNN, ConvTranspose) {
   G g;
   EXPECT_EQ(infer1(g, "ConvTranspose", {g.f32({1, 16, 14, 14}), g.f32({16, 8, 3, 3})},

@@ -48,7 +48,8 @@ graph::Value* activation(graph::Graph& g, const char* op, graph::Value* in, cons
   return out;
 }
 
-// x -> Conv 1x1 (c -> c) -> Conv 1x1 (c -> m) -> act1 -> Conv depthwise 3x3 (stride) -> act2 -> Conv 1x1 (m -> c) -> y
+// x -> Conv 1x1 (c -> c) -> Conv 1x1 (c -> m) -> act1 -> Conv depthwise 3x3 (stride) -> act2 -> Conv 1x1 (m -> c)
+// -> Relu -> y
 std::shared_ptr<graph::Graph> block(const Case& k) {
   auto g = std::make_shared<graph::Graph>();
   g->opsets()[""] = 14;
@@ -85,8 +86,11 @@ std::shared_ptr<graph::Graph> block(const Case& k) {
   // A projection back to c channels, as in an inverted residual block: the
   // depthwise output is then an inner tensor (blocked), not the graph's.
   graph::Value* w3 = fusion_test::f32_constant(*g, "w3", {k.c, k.m, 1, 1}, values(static_cast<size_t>(k.c * k.m)));
-  graph::Value* y = g->add_value("y");
-  g->add_node("proj", "Conv", {a2, w3}, {y}, "", 13);
+  graph::Value* p = g->add_value("p");
+  g->add_node("proj", "Conv", {a2, w3}, {p}, "", 13);
+  // A Relu after it: with a projection without an activation, the whole
+  // block would fuse (graph::fuse_inverted_residual, test_fusion_block.cpp).
+  graph::Value* y = activation(*g, "Relu", p, "act3");
   y->is_graph_output = true;
   g->outputs().push_back(y);
   if (k.mid_is_output) {
@@ -113,7 +117,8 @@ fusion_test::Result run(const Case& k, bool fold, bool blocked = true) {
                                       {kernels::Tensor{DType::kFloat32, {k.n, k.c, k.hw, k.hw}, xv.data()}});
 }
 
-size_t activations(const Case& k) { return (*k.act1 ? 1u : 0u) + (*k.act2 ? 1u : 0u); }
+// The activations fused: act1, act2 and the projection's Relu.
+size_t activations(const Case& k) { return (*k.act1 ? 1u : 0u) + (*k.act2 ? 1u : 0u) + 1u; }
 
 TEST(Fusion, PointwiseThenDepthwiseMatchesUnfused) {
   const std::vector<Case> cases = {
@@ -154,7 +159,7 @@ TEST(Fusion, PointwiseThenDepthwiseIn16BlocksMatchesUnfused) {
                                                                  1, 24, 96, 96}}) {
       const fusion_test::Result ref = run(k, false);
       const fusion_test::Result got = run(k, true);
-      EXPECT_EQ(got.fused, 3u) << k.name;
+      EXPECT_EQ(got.fused, 4u) << k.name;  // Clip, Clip, Relu, the depthwise
       fusion_test::expect_near(ref.outputs, got.outputs, std::string(k.name) + (mixed ? " (mixed)" : ""));
     }
   }

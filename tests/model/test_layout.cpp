@@ -561,9 +561,10 @@ TEST_P(LayoutPass, LinearUpsampleBetweenConvolutionsStaysBlocked) {
 // Where blocks are mixed, a 24- or 40-channel tensor that only convolutions,
 // a GlobalAveragePool and a squeeze-excite Mul write and read takes 16-blocks
 // with its channels padded (kBlockedPad*Attr); one an element-wise op reads
-// keeps 8-blocks. x [2, 16, 76, 76]: conv1 1x1 -> 24 channels (a), read by a
-// fused 1x1 + depthwise (48 channels, 1.1 MB between them: fused) and as the
-// fused residual of conv3 48 -> 24 (c); conv4 3x3 s2 -> 40 channels (e),
+// keeps 8-blocks. x [2, 16, 76, 76]: conv1 1x1 -> 24 channels (a), read by
+// an inverted residual block fused into one node (conv2: 1x1 to 48 channels,
+// depthwise, conv3 48 -> 24 and the residual add of a; c), and as that
+// node's residual; conv4 3x3 s2 -> 40 channels (e),
 // gated by GAP -> fc -> Sigmoid -> Mul (f), conv5 -> 16; conv7 -> 24 read by
 // Abs (not padded), conv8 -> 16. The outputs (two GAPs, and Abs of a second
 // input of free length, which makes the model run the dynamic path when
@@ -602,7 +603,7 @@ void run_padded(bool on, bool dynamic, bool poison, PaddedRun* r) {
   const bool mixed = block == 16 && kernels::cpu::mixed_blocks();
   for (const CompiledNode& cn : m->nodes()) {
     const std::string& n = cn.node->name;
-    const bool padded = n == "conv1" || n == "conv3" || n == "conv4" || n == "mul";
+    const bool padded = n == "conv1" || n == "conv2" || n == "conv4" || n == "mul";  // conv2 writes c
     EXPECT_EQ(cn.node->attrs.has(kernels::cpu::kBlockedPadOutputsAttr), on && padded) << n;
     if (on && padded) {
       EXPECT_EQ(cn.output_blocks.at(0), mixed ? 16 : block ? 8 : 0) << n;
@@ -614,11 +615,12 @@ void run_padded(bool on, bool dynamic, bool poison, PaddedRun* r) {
     if (on && n == "conv7") {
       EXPECT_EQ(cn.output_blocks.at(0), block ? 8 : 0) << n;
     }
-    if (on && n == "conv3") {
+    if (on && n == "conv2") {
       EXPECT_EQ(cn.input_blocks.at(3), cn.output_blocks.at(0)) << n;  // the fused residual
     }
-    EXPECT_NE(n, "dw2");  // fused into conv2
-    EXPECT_NE(n, "add3");  // fused into conv3
+    EXPECT_NE(n, "dw2");   // fused into conv2 (graph::fuse_inverted_residual)
+    EXPECT_NE(n, "conv3");  // likewise
+    EXPECT_NE(n, "add3");  // fused into conv3, then conv2
   }
   std::vector<char> arena;
   std::unique_ptr<Executor> e;

@@ -190,7 +190,8 @@ Status conv_transpose_shape(ShapeContext& ctx) {
 Status fused_depthwise_shape(ShapeContext& ctx) {
   const int64_t s = ctx.attrs().get_int(kFusedDwStrideAttr, 0);
   if (s != 1 && s != 2) return ctx.fail("fused depthwise stride %lld must be 1 or 2", ll(s));
-  if (ctx.has_input(3)) return ctx.fail("a Conv with a fused depthwise takes no residual input");
+  if (ctx.has_input(3) && !ctx.attrs().has(kFusedProjectAttr))
+    return ctx.fail("a Conv with a fused depthwise takes no residual input");
   if (!ctx.has_input(4)) return ctx.fail("the fused depthwise weights (input 4) are missing");
   // The first half is a plain 1x1: its output has X's spatial size.
   const AttributeMap& a = ctx.attrs();
@@ -219,7 +220,41 @@ Status fused_depthwise_shape(ShapeContext& ctx) {
   return Status::Ok();
 }
 
+// A Conv that absorbed the projecting 1x1 Conv after it
+// (graph::fuse_inverted_residual): a 1x1 with its depthwise (inputs 4 and 5,
+// the dw attributes) or a depthwise, then the projection's W [M, C, 1, 1]
+// and B [M] (inputs 6 and 7), and input 3 the residual added to the output
+// [N, M, H, W] (kFusedSumAttr).
+Status fused_project_shape(ShapeContext& ctx) {
+  const bool sum = ctx.attrs().get_int(kFusedSumAttr, 0) != 0;
+  if (!ctx.has_input(6)) return ctx.fail("the fused projection's weights (input 6) are missing");
+  if (ctx.has_input(3) != sum) return ctx.fail("a fused residual (input 3) goes with the sum attribute, and only with it");
+  if (ctx.attrs().has(kFusedDwStrideAttr)) {
+    OPENACL_RETURN_IF_ERROR(fused_depthwise_shape(ctx));
+  } else {
+    if (ctx.has_input(4) || ctx.has_input(5)) return ctx.fail("inputs 4 and 5 go with a fused depthwise only");
+    OPENACL_RETURN_IF_ERROR(conv_like_shape(ctx, ConvOperands{}));
+  }
+  TensorType& y = ctx.output(0);
+  if (!y.shape || y.shape->size() != 4) return ctx.fail("a fused projection needs a 4-D output");
+  const Dim c = (*y.shape)[1];
+  const TensorType& w = ctx.input(6);
+  if (w.dtype != y.dtype || (w.shape && (w.shape->size() != 4 || (c.known() && !((*w.shape)[1] == c)) ||
+                                         !((*w.shape)[2] == Dim(1)) || !((*w.shape)[3] == Dim(1)))))
+    return ctx.fail("the fused projection's weights (input 6) must be %s [M, C, 1, 1]", dtype_name(y.dtype));
+  (*y.shape)[1] = w.shape ? (*w.shape)[0] : Dim();
+  if (ctx.has_input(7)) {
+    const TensorType& b = ctx.input(7);
+    if (b.dtype != y.dtype || (b.shape && !(*b.shape == Shape{(*y.shape)[1]})))
+      return ctx.fail("the fused projection's bias (input 7) must be %s [M]", dtype_name(y.dtype));
+  }
+  if (sum && (ctx.input(3).dtype != y.dtype || (ctx.input(3).shape && !(*ctx.input(3).shape == *y.shape))))
+    return ctx.fail("the fused residual input must have the block output's type %s", y.str().c_str());
+  return Status::Ok();
+}
+
 Status conv_shape(ShapeContext& ctx) {
+  if (ctx.attrs().has(kFusedProjectAttr)) return fused_project_shape(ctx);
   if (ctx.attrs().has(kFusedDwStrideAttr)) return fused_depthwise_shape(ctx);
   // Input 3 exists only on Convs that absorbed a residual Add (graph::fuse_conv_add).
   if (ctx.num_inputs() > 3) {
@@ -252,7 +287,7 @@ Status deform_conv_shape(ShapeContext& ctx) { return conv_like_shape(ctx, ConvOp
 OPENACL_REGISTER_OP(DeformConv).inputs(3, 5).outputs(1, 1).shape(deform_conv_shape);
 OPENACL_REGISTER_OP(ConvInteger).inputs(2, 4).outputs(1, 1).shape(conv_integer_shape);
 OPENACL_REGISTER_OP(QLinearConv).inputs(8, 9).outputs(1, 1).shape(qlinear_conv_shape);
-OPENACL_REGISTER_OP(Conv).inputs(2, 6).outputs(1, 1).shape(conv_shape);
+OPENACL_REGISTER_OP(Conv).inputs(2, 8).outputs(1, 1).shape(conv_shape);
 OPENACL_REGISTER_OP(ConvTranspose).inputs(2, 3).outputs(1, 1).shape(conv_transpose_shape);
 
 }  // namespace openacl::graph::nn

@@ -17,6 +17,7 @@
 #include "kernels/cpu/conv_1x1.h"
 #include "kernels/cpu/conv_dnnl.h"
 #include "kernels/cpu/conv_dw.h"
+#include "kernels/cpu/conv_fused.h"
 #include "kernels/cpu/conv_ref.h"
 #include "kernels/cpu/conv_winograd.h"
 #include "kernels/cpu/cpu_common.h"
@@ -352,257 +353,22 @@ class ConvKernel final : public Kernel {
 #endif
 };
 
-// A 1x1 Conv with the depthwise 3x3 Conv after it (graph::fuse_conv_depthwise):
-// inputs X, W, B, -, Wd, Bd. With oneDNN's direct fused kernel (depthwise
-// post-op: the 1x1's output rows go through a small ring buffer into the
-// depthwise), one primitive; otherwise the two convolutions chained through
-// a per-thread buffer, each run by a ConvKernel of its own (oneDNN declines
-// the fusion or would only chain them itself, an activation without a
-// post-op, weights that are not constant, no oneDNN).
-class ConvDwKernel final : public Kernel {
- public:
-  explicit ConvDwKernel(const KernelInit& init) {
-    const graph::AttributeMap& a = init.attrs();
-    stride_ = a.get_int(graph::kFusedDwStrideAttr, 1);
-    // The two halves as plain Conv nodes: the 1x1 keeps the node's attributes
-    // (its activation, X's layout); the depthwise takes the dw ones. The
-    // tensor between them is blocked when the output is.
-    const graph::Node& n = init.node();
-    first_.name = n.name + "/1x1";
-    second_.name = n.name + "/depthwise";
-    first_.op_type = second_.op_type = "Conv";
-    first_.opset = second_.opset = n.opset;
-    for (const auto& [k, v] : a.all())
-      if (k.rfind("__openacl_dw", 0) != 0 && k != kBlockedOutputsAttr && k != kBlockedPadOutputsAttr)
-        first_.attrs.set(k, v);
-    const bool y_marked = init.num_outputs() > 0 && blocked_block(a, true, 0, init.output(0)) != 0;
-    auto ints = [](std::vector<int64_t> v) {
-      graph::Attribute r;
-      r.kind = graph::Attribute::Kind::kInts;
-      r.ints = std::move(v);
-      return r;
-    };
-    auto scalar = [](graph::Attribute::Kind k, int64_t i, float f) {
-      graph::Attribute r;
-      r.kind = k;
-      r.i = i;
-      r.f = f;
-      return r;
-    };
-    second_.attrs.set("strides", ints({stride_, stride_}));
-    second_.attrs.set("pads", ints({1, 1, 1, 1}));
-    second_.attrs.set("kernel_shape", ints({3, 3}));
-    if (a.has(kBlockedMaxAttr)) second_.attrs.set(kBlockedMaxAttr, *a.find(kBlockedMaxAttr));
-    if (y_marked) {
-      // The middle tensor only meets these two: padded blocks are fine.
-      first_.attrs.set(kBlockedOutputsAttr, ints({0}));
-      first_.attrs.set(kBlockedPadOutputsAttr, ints({0}));
-      second_.attrs.set(kBlockedInputsAttr, ints({0}));
-      second_.attrs.set(kBlockedPadInputsAttr, ints({0}));
-      second_.attrs.set(kBlockedOutputsAttr, ints({0}));
-      if (a.has(kBlockedPadOutputsAttr)) second_.attrs.set(kBlockedPadOutputsAttr, *a.find(kBlockedPadOutputsAttr));
-    }
-    if (a.has(graph::kFusedDwActivationAttr)) {
-      second_.attrs.set(graph::kFusedActivationAttr, *a.find(graph::kFusedDwActivationAttr));
-      const auto kf = graph::Attribute::Kind::kFloat;
-      second_.attrs.set(graph::kFusedAlphaAttr, scalar(kf, 0, a.get_float(graph::kFusedDwAlphaAttr, 0.f)));
-      second_.attrs.set(graph::kFusedBetaAttr, scalar(kf, 0, a.get_float(graph::kFusedDwBetaAttr, 0.f)));
-    }
-    // The middle tensor's type: the 1x1's output.
-    const graph::TensorType& xt = init.input(0);
-    const graph::TensorType& wt = init.input(1);
-    mid_type_.dtype = xt.dtype;
-    if (xt.shape && wt.shape && xt.shape->size() == 4 && wt.shape->size() == 4)
-      mid_type_.shape = graph::Shape{(*xt.shape)[0], (*wt.shape)[0], (*xt.shape)[2], (*xt.shape)[3]};
-    const graph::TensorType none;
-    const graph::TensorType& yt = init.num_outputs() > 0 ? init.output(0) : none;
-    auto in = [&](size_t i) { return init.has_input(i) ? &init.input(i) : nullptr; };
-    const bool c_known = mid_type_.shape && (*mid_type_.shape)[1].known();
-    second_.attrs.set("group", scalar(graph::Attribute::Kind::kInt, c_known ? (*mid_type_.shape)[1].value : 0, 0.f));
-    KernelInit i1(first_, {in(0), in(1), in(2)}, {init.constant(0), init.constant(1), init.constant(2)}, {&mid_type_});
-    KernelInit i2(second_, {&mid_type_, in(4), in(5)}, {nullptr, init.constant(4), init.constant(5)}, {&yt});
-    i1.set_packs(init.packs());
-    i2.set_packs(init.packs());
-#if OPENACL_HAVE_DNNL
-    fused_ = build_fused(init);
-#endif
-    if (!fused_) {
-      halves_[0] = std::make_unique<ConvKernel>(i1);
-      halves_[1] = std::make_unique<ConvKernel>(i2);
-    }
-  }
-
-  Status run(KernelContext& ctx) const override {
-    if (!ctx.has_input(4)) return ctx.fail("the fused depthwise weights (input 4) are missing (internal error)");
-#if OPENACL_HAVE_DNNL
-    if (fused_) {
-      const Tensor& x = ctx.input(0);
-      Tensor& y = ctx.output(0);
-      if (x.dtype != DType::kFloat32 || x.dims != fused_->xd || !y.data || y.dims != fused_->yd)
-        return ctx.fail("input or output of a shape other than the compiled one (internal error)");
-      run_fused(*fused_, x.data, ctx.has_input(2) ? ctx.input(2).data : nullptr,
-                ctx.has_input(5) ? ctx.input(5).data : nullptr, y.data);
-      return Status::Ok();
-    }
-#endif
-    const Tensor& x = ctx.input(0);
-    WindowGeom g;
-    const std::string err = conv_geom(first_.attrs, x.dims, ctx.input(1).dims, &g);
-    if (!err.empty()) return ctx.fail("%s", err.c_str());
-    Tensor mid;
-    mid.dtype = x.dtype;
-    mid.dims = geom_out_dims(g);
-    const size_t mid_bytes =
-        blocked_bytes(mid.dtype, mid.dims, blocked_block(first_.attrs, true, 0, mid.dtype, mid.dims), mid.bytes());
-    // This thread's buffer for it: grows to the largest middle tensor, then
-    // stays (64-byte aligned, as the planner's tensors are).
-    thread_local PageBuffer buf;
-    thread_local size_t cap = 0;
-    if (cap < mid_bytes) {
-      buf = alloc_pages(mid_bytes);
-      cap = buf ? mid_bytes : 0;
-      if (!buf) return ctx.fail("out of memory for the %zu-byte tensor between the fused convolutions", mid_bytes);
-    }
-    mid.data = buf.get();
-    auto in = [&](size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
-    KernelContext c1(first_, {in(0), in(1), in(2)}, {&mid});
-    OPENACL_RETURN_IF_ERROR(halves_[0]->run(c1));
-    KernelContext c2(second_, {&mid, in(4), in(5)}, {&ctx.output(0)});
-    return halves_[1]->run(c2);
-  }
-
- private:
-#if OPENACL_HAVE_DNNL
-  struct Fused {
-    dnnl::primitive prim;
-    std::vector<int64_t> xd, yd;
-    dnnl::memory::desc src, dst, bias, dw_bias, scratch_md;
-    // X in 8-blocks beside a 16-block output (mixed_blocks): read through
-    // src_int, X in 16-blocks with its channels padded.
-    bool reorder_src = false;
-    dnnl::memory::desc src_int;
-    dnnl_util::Reorder src_reorder;
-    dnnl_util::Packed w, dw_w;
-    std::vector<float> zero_bias;  // the bias of either half when the model has none
-    size_t scratch_bytes = 0;
-    dnnl_util::ArgSets args;  // the execute arguments, reused
-  };
-
-  // The one-primitive form, or null (see the class comment).
-  std::unique_ptr<Fused> build_fused(const KernelInit& init) const {
-    using dnnl::memory;
-    const graph::TensorData* wc = init.constant(1);
-    const graph::TensorData* dwc = init.constant(4);
-    const graph::TensorData* bc = init.has_input(2) ? init.constant(2) : nullptr;
-    const graph::TensorData* dbc = init.has_input(5) ? init.constant(5) : nullptr;
-    const graph::TensorType& xt = init.input(0);
-    if (xt.dtype != DType::kFloat32 || !xt.shape || !graph::fully_known(*xt.shape) || !dnnl_util::const_f32(wc) ||
-        !dnnl_util::const_f32(dwc) || (init.has_input(2) && !dnnl_util::const_f32(bc)) ||
-        (init.has_input(5) && !dnnl_util::const_f32(dbc)) || init.num_outputs() != 1)
-      return nullptr;
-    const Activation act = Activation::of(first_.attrs), act2 = Activation::of(second_.attrs);
-    auto f = std::make_unique<Fused>();
-    for (const auto& d : *xt.shape) f->xd.push_back(d.value);
-    WindowGeom g;
-    if (!conv_geom(first_.attrs, f->xd, wc->dims, &g).empty() || g.G != 1 || g.nsp != 2) return nullptr;
-    const std::vector<int64_t> md = geom_out_dims(g);
-    f->yd = {md[0], md[1], (md[2] - 1) / stride_ + 1, (md[3] - 1) / stride_ + 1};
-    if (dwc->dims != std::vector<int64_t>{md[1], 1, 3, 3}) return nullptr;
-    const int64_t xb = blocked_block(init.attrs(), false, 0, DType::kFloat32, f->xd);
-    const int64_t yb = blocked_block(init.attrs(), true, 0, DType::kFloat32, f->yd);
-    try {
-      f->src = dnnl_util::f32_desc(f->xd, xb);
-      f->dst = dnnl_util::f32_desc(f->yd, yb);
-      const memory::desc mid = dnnl_util::f32_desc(md, yb);
-      const memory::desc wei_any(dnnl_util::to_dims(wc->dims), memory::data_type::f32, memory::format_tag::any);
-      // Always with a bias (zeros when the model has none): oneDNN 2.6's
-      // fused kernel crashed without one.
-      f->bias = dnnl_util::plain_f32({g.M});
-      dnnl::post_ops ops;
-      if (!act.op.empty() && !act.add_post_op(&ops)) return nullptr;
-      ops.append_dw(memory::data_type::f32, memory::data_type::f32, memory::data_type::f32, 3, stride_, 1, 0, {});
-      if (!act2.op.empty() && !act2.add_post_op(&ops)) return nullptr;
-      dnnl::primitive_attr attr = dnnl_util::base_attr();
-      attr.set_post_ops(ops);
-      auto make_pd = [&](const memory::desc& src) {
-        const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                                   dnnl::algorithm::convolution_direct, src, wei_any, f->bias, mid,
-                                                   {1, 1}, {0, 0}, {0, 0});
-        return dnnl::convolution_forward::primitive_desc(desc, attr, dnnl_util::engine());
-      };
-      // "ref_fused_convolution" only chains the two primitives: no gain.
-      auto direct = [&](const dnnl::convolution_forward::primitive_desc& p, const memory::desc& src) {
-        return !is_slow_impl(p) && p.src_desc() == src && p.dst_desc() == f->dst;
-      };
-      dnnl::convolution_forward::primitive_desc pd = make_pd(f->src);
-      if (!direct(pd, f->src) && xb && yb && xb != yb) {
-        const memory::desc src_int = dnnl_util::f32_desc(f->xd, yb);
-        pd = make_pd(src_int);
-        if (!direct(pd, src_int)) return nullptr;
-        f->reorder_src = true;
-        f->src_int = src_int;
-        f->src_reorder.init(f->src, src_int);
-      } else if (!direct(pd, f->src)) {
-        return nullptr;
-      }
-      PackCache* packs = init.packs();
-      f->w = dnnl_util::pack(dnnl_util::plain_f32(wc->dims), dnnl_util::const_f32(wc), pd.weights_desc(), packs);
-      const int dw_w_arg = DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS;
-      f->dw_w = dnnl_util::pack(dnnl_util::plain_f32({md[1], 1, 1, 3, 3}), dnnl_util::const_f32(dwc),
-                                pd.query_md(dnnl::query::exec_arg_md, dw_w_arg), packs);
-      f->dw_bias = pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS);
-      if (f->dw_bias != dnnl_util::plain_f32({md[1]})) return nullptr;
-      if (!bc || !dbc) f->zero_bias.assign(static_cast<size_t>(md[1]), 0.f);
-      f->scratch_md = pd.scratchpad_desc();
-      f->scratch_bytes = f->scratch_md.get_size();
-      f->prim = dnnl::convolution_forward(pd);
-      f->args.add(DNNL_ARG_SRC, f->reorder_src ? f->src_int : f->src);
-      f->args.add(DNNL_ARG_DST, f->dst);
-      f->args.add(DNNL_ARG_BIAS, f->bias);
-      f->args.add(DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, f->dw_bias);
-      f->args.add_fixed(DNNL_ARG_WEIGHTS, f->w.mem);
-      f->args.add_fixed(DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS, f->dw_w.mem);
-      if (f->scratch_bytes) f->args.add(DNNL_ARG_SCRATCHPAD, f->scratch_md);
-    } catch (const dnnl::error&) {
-      return nullptr;
-    }
-    return f;
-  }
-
-  static void run_fused(const Fused& f, const void* x, const void* b, const void* dw_b, void* y) {
-    using namespace dnnl_util;
-    // One per-thread buffer: the scratchpad, then X in 16-blocks.
-    const size_t s_bytes = align64(f.scratch_bytes);
-    char* buf = static_cast<char*>(scratch(s_bytes + (f.reorder_src ? f.src_int.get_size() : 0)));
-    if (f.reorder_src) {
-      f.src_reorder.run(x, buf + s_bytes);
-      x = buf + s_bytes;
-    }
-    ArgSets::Lease a = f.args.take();
-    a.bind(DNNL_ARG_SRC, x);
-    a.bind(DNNL_ARG_DST, y);
-    a.bind(DNNL_ARG_BIAS, b ? b : f.zero_bias.data());
-    a.bind(DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, dw_b ? dw_b : f.zero_bias.data());
-    if (f.scratch_bytes) a.bind(DNNL_ARG_SCRATCHPAD, buf);
-    a.execute(f.prim);
-    stream().wait();
-  }
-
-  std::unique_ptr<Fused> fused_;
-#else
-  std::nullptr_t fused_ = nullptr;
-#endif
-  int64_t stride_ = 1;
-  graph::Node first_, second_;  // the halves, for the chained form (and names in its errors)
-  graph::TensorType mid_type_;
-  std::unique_ptr<ConvKernel> halves_[2];
-};
-
 Status make_conv(const KernelInit& init, std::unique_ptr<Kernel>* out) {
-  if (init.attrs().has(graph::kFusedDwStrideAttr)) *out = std::make_unique<ConvDwKernel>(init);
-  else *out = std::make_unique<ConvKernel>(init);
+  *out = make_any_conv(init);
   return Status::Ok();
 }
+
+}  // namespace
+
+std::unique_ptr<Kernel> make_plain_conv(const KernelInit& init) { return std::make_unique<ConvKernel>(init); }
+
+std::unique_ptr<Kernel> make_any_conv(const KernelInit& init) {
+  if (init.attrs().has(graph::kFusedProjectAttr)) return make_conv_block(init);
+  if (init.attrs().has(graph::kFusedDwStrideAttr)) return make_conv_depthwise(init);
+  return make_plain_conv(init);
+}
+
+namespace {
 
 // Output 0 may take over input 3's memory (the fused residual, when it dies here).
 OPENACL_REGISTER_KERNEL(Conv, "cpu").types(float_types()).in_place(3, 0).create(make_conv);
