@@ -69,7 +69,12 @@ __attribute__((target("avx512f"))) void tile(const RowArgs& t, int64_t ow0) {
     const float* xr = t.x + (t.ih0 + kh * D - t.row0) * t.xrs + (ow0 * S - t.pl) * 16;
     __m512 xv[NX];
 #pragma GCC unroll 32
-    for (int i = 0; i < NX; ++i) xv[i] = _mm512_loadu_ps(xr + 16 * i);
+    for (int i = 0; i < NX; ++i) {
+      xv[i] = _mm512_loadu_ps(xr + 16 * i);
+      // Held in a register: without this GCC folds each load into the FMAs
+      // that read it, three loads of every vector instead of one.
+      __asm__("" : "+v"(xv[i]));
+    }
     const float* wk = t.w + kh * K * 16;
 #pragma GCC unroll 5
     for (int kw = 0; kw < K; ++kw) {
