@@ -333,7 +333,9 @@ TEST(Gemm, AllAttributesAgainstNaive) {
 // One row of A against B stored [N, K] (a classifier head at batch 1) takes
 // the dot-product path: K and N with and without remainders of its 8-float
 // steps and 4-row groups, transA, alpha, beta and C of each broadcast form
-// or none, constant B or not.
+// or none, constant B or not. A constant B is packed (GemvPacked, on
+// AVX-512): N with a last 16-block pair complete, short of a block or of a
+// pair, odd K.
 TEST(Gemm, SingleRowTimesTransposedB) {
   struct Case {
     int64_t K, N;
@@ -343,7 +345,9 @@ TEST(Gemm, SingleRowTimesTransposedB) {
   };
   const std::vector<Case> cases = {{1280, 1000, false, true, 1, 1.f, 1.f}, {8, 4, false, false, -1, 1.f, 1.f},
                                    {13, 7, true, true, 0, 0.5f, 2.f},      {1027, 130, false, false, 2, -1.f, 0.25f},
-                                   {64, 3, true, false, 1, 2.f, 0.f}};
+                                   {64, 3, true, false, 1, 2.f, 0.f},      {1027, 33, false, true, 2, -1.f, 0.25f},
+                                   {9, 48, true, true, -1, 1.f, 1.f},      {64, 64, false, true, 1, 2.f, 0.f},
+                                   {2, 1, false, true, 0, 1.f, -1.f}};
   for (const Case& k : cases) {
     const std::string name = "K " + std::to_string(k.K) + " N " + std::to_string(k.N);
     const std::vector<float> a = random_floats(k.K, 11), b = random_floats(k.N * k.K, 12), c = random_floats(k.N, 13);
