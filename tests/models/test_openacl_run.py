@@ -54,6 +54,19 @@ def test_random_input_needs_free_dims(add_relu):
     assert "float32[4,3]" in p.stdout and "ran 3 time(s)" in p.stdout
 
 
+def test_input_of_another_name_or_a_missing_file_is_refused(add_relu, tmp_path):
+    # Not random data in its place: a typo in a name would time or check the wrong input.
+    np.save(tmp_path / "x.npy", np.zeros((1, 3), np.float32))
+    p = run(add_relu, "--input", f"input_0={tmp_path / 'x.npy'}")
+    assert p.returncode == 2
+    assert "--input input_0: the model has no input of that name (its inputs: 'x')" in p.stderr
+    p = run(add_relu, "--input", "z:4,3")
+    assert p.returncode == 2 and "no input of that name" in p.stderr
+    p = run(add_relu, "--input", f"x={tmp_path / 'missing.npy'}")
+    assert p.returncode == 2
+    assert "missing.npy: no such file" in p.stderr
+
+
 def test_check_against_expected(add_relu, tmp_path):
     x = np.ones((1, 3), dtype=np.float32)
     data = tmp_path / "set"

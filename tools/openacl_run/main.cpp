@@ -287,6 +287,28 @@ int run(const Args& a) {
   Status st = graph::onnx::import_file(a.model, &g);
   if (!st.ok()) return fail("import", st);
 
+  // Every --input names one of the model's inputs, and its file exists (a
+  // typo would otherwise run on random data without a word).
+  std::string names;
+  for (const graph::Value* v : g->inputs()) names += (names.empty() ? "'" : ", '") + v->name + "'";
+  std::vector<std::string> given;
+  for (const auto& kv : a.input_files) given.push_back(kv.first);
+  for (const auto& kv : a.input_dims) given.push_back(kv.first);
+  for (const std::string& name : given) {
+    bool found = false;
+    for (const graph::Value* v : g->inputs()) found = found || v->name == name;
+    if (!found) {
+      std::fprintf(stderr, "openacl-run: --input %s: the model has no input of that name (its inputs: %s)\n",
+                   name.c_str(), names.c_str());
+      return 2;
+    }
+  }
+  for (const auto& [name, file] : a.input_files)
+    if (!fs::exists(file)) {
+      std::fprintf(stderr, "openacl-run: --input %s=%s: no such file\n", name.c_str(), file.c_str());
+      return 2;
+    }
+
   // Inputs: from files, then random for the rest.
   std::vector<std::shared_ptr<graph::TensorData>> data(g->inputs().size());
   for (size_t i = 0; i < g->inputs().size(); ++i) {
