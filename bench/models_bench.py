@@ -22,8 +22,9 @@
    interleaved (A, B, C, D, A, B, ...) so machine noise hits all alike. Every
    execute is timed; median and p90 are over all of a runtime's executes.
 3. Outputs are compared after the last round: each runtime against
-   onnxruntime (rtol 1e-3, atol 1e-4); a mismatch marks the row, it does not
-   stop the run.
+   onnxruntime (rtol 1e-3, atol 1e-4 times the output's largest magnitude
+   where that is below 1); a mismatch marks the row, it does not stop the
+   run.
 4. FLOPs are counted from the ONNX graph (Conv, ConvTranspose, MatMul, Gemm;
    2 per multiply-add, shapes from onnx shape inference); the peak is measured
    in the same run by build/bin/peak_flops.
@@ -480,14 +481,7 @@ def run_cell(spec, om, threads, runtimes, opts, tmp):
             if got.nbytes != ref.nbytes:
                 r.update(agree=False, max_abs_diff=None, note=f"{got.nbytes} output bytes, reference {ref.nbytes}")
             else:
-                worst, ok, off = 0.0, True, 0
-                for dtype, shape in layout:
-                    n = int(np.prod(shape)) * np.dtype(dtype).itemsize
-                    a = ref[off:off + n].view(dtype).astype(np.float64)
-                    b = got[off:off + n].view(dtype).astype(np.float64)
-                    off += n
-                    worst = max(worst, float(np.max(np.abs(a - b))) if a.size else 0.0)
-                    ok = ok and bool(np.allclose(b, a, rtol=RTOL, atol=ATOL))
+                ok, worst = outputs_agree(ref, got, layout)
                 r.update(agree=ok, max_abs_diff=worst)
         row[rt] = r
     if onnx_load:
@@ -497,6 +491,27 @@ def run_cell(spec, om, threads, runtimes, opts, tmp):
         if "error" in onnx_load:
             row["openacl_py"]["onnx_load_error"] = onnx_load["error"]
     return {"model": name, "batch": batch, "threads": threads, "reference": ref_rt, "runtimes": row}
+
+
+def outputs_agree(ref, got, layout):
+    """(agree, max abs diff) of two runtimes' outputs, raw bytes laid out as
+    [(dtype, shape), ...]: np.allclose with RTOL, and ATOL scaled down to an
+    output's largest reference magnitude where that is below 1 (seeded
+    random weights leave MobileNetV2's logits near 1e-9, where a plain 1e-4
+    would pass anything)."""
+    import numpy as np
+    worst, ok, off = 0.0, True, 0
+    for dtype, shape in layout:
+        n = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        a = ref[off:off + n].view(dtype).astype(np.float64)
+        b = got[off:off + n].view(dtype).astype(np.float64)
+        off += n
+        if not a.size:
+            continue
+        worst = max(worst, float(np.max(np.abs(a - b))))
+        scale = min(1.0, float(np.max(np.abs(a))))
+        ok = ok and bool(np.allclose(b, a, rtol=RTOL, atol=ATOL * scale))
+    return ok, worst
 
 
 def derive(cell, flops, peak):
@@ -620,7 +635,7 @@ def main():
 
     doc = {"machine": machine_facts(), "settings": {k: getattr(opts, k) for k in ("rounds", "iters", "warmup",
                                                                                     "gap_ms", "quick")},
-           "tolerance": {"rtol": RTOL, "atol": ATOL}}
+           "tolerance": {"rtol": RTOL, "atol": ATOL, "atol_scaled_to_outputs_below_1": True}}
     doc["peak"] = measure_peak(max(threads), q)
     with tempfile.TemporaryDirectory() as tmp:
         if opts.model_file:

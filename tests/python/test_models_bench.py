@@ -112,3 +112,29 @@ def test_models_bench_marks_a_mismatch(tmp_path):
     assert "**MISMATCH** (5.0e-01)" in md
     assert "unavailable: exited with 1" in md
     assert "| m | 1 | 1 | – / 0.50 | 5.00 | 10.00 | 0.50 |" in md
+
+
+def test_models_bench_agreement_scales_to_small_outputs():
+    """outputs_agree: 1e-4 absolute passes anything near 1e-9 (MobileNetV2's
+    logits with seeded random weights), so the absolute tolerance scales
+    down to an output's largest magnitude below 1; outputs of magnitude 1 or
+    more keep rtol 1e-3, atol 1e-4."""
+    spec = importlib.util.spec_from_file_location("models_bench", BENCH)
+    mb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mb)
+    layout = [("float32", [2, 3]), ("float32", [4])]
+    big = np.array([1, -2, 3, 40, 0, 6], np.float32)
+    tiny = np.array([1e-9, -2e-9, 3e-9, 5e-10], np.float32)
+    ref = np.concatenate([big.view(np.uint8), tiny.view(np.uint8)])
+
+    def agree(b, t):
+        return mb.outputs_agree(ref, np.concatenate([b.astype(np.float32).view(np.uint8),
+                                                     t.astype(np.float32).view(np.uint8)]), layout)
+    ok, worst = agree(big, tiny * (1 + 1e-6))
+    assert ok and worst < 1e-14
+    ok, _ = agree(big, tiny * 1.1)  # 10% off: passed before the scaling
+    assert not ok
+    ok, worst = agree(big + 5e-5, tiny)  # within atol 1e-4 at scale 40
+    assert ok and worst == pytest.approx(5e-5, rel=0.1)
+    ok, _ = agree(big + [0, 0, 0, 0, 3e-4, 0], tiny)
+    assert not ok
