@@ -74,15 +74,26 @@ __attribute__((target("avx512f"), always_inline)) inline void store_tile(const T
   }
 }
 
-// NB output blocks x NP pixels, X in XB-blocks.
-template <int XB, int NB, int NP>
-__attribute__((target("avx512f"))) void tile_kernel(const TileArgs& t) {
+// NB output blocks x NP pixels, X in XB-blocks. HALF: the last block has 8
+// real lanes (M % 16 == 8: MobileNet's 24-, 40- and 72-channel tensors):
+// its sums are kept in 8-lane registers, whose FMAs cost half a 16-lane
+// one where the CPU splits AVX-512 into two 256-bit halves (Zen 4) and no
+// more elsewhere.
+template <int XB, int NB, int NP, bool HALF>
+__attribute__((target("avx512f,avx512vl,fma"))) void tile_kernel(const TileArgs& t) {
+  constexpr int NF = HALF ? NB - 1 : NB;  // blocks of 16 lanes
   __m512 acc[NB][NP];
+  __m256 acch[HALF ? NP : 1];
 #pragma GCC unroll 4
-  for (int j = 0; j < NB; ++j) {
+  for (int j = 0; j < NF; ++j) {
     const __m512 bv = _mm512_loadu_ps(t.bias + 16 * j);
 #pragma GCC unroll 16
     for (int i = 0; i < NP; ++i) acc[j][i] = bv;
+  }
+  if (HALF) {
+    const __m256 bh = _mm256_loadu_ps(t.bias + 16 * NF);
+#pragma GCC unroll 16
+    for (int i = 0; i < NP; ++i) acch[i] = bh;
   }
   for (int64_t c0 = 0; c0 < t.C; c0 += XB) {
     const float* xc = t.x + (c0 / XB) * t.xcs;
@@ -91,35 +102,42 @@ __attribute__((target("avx512f"))) void tile_kernel(const TileArgs& t) {
     for (int64_t ci = 0; ci < cn; ++ci) {
       __m512 wv[NB];
 #pragma GCC unroll 4
-      for (int j = 0; j < NB; ++j) wv[j] = _mm512_load_ps(wc + j * t.wbs + ci * 16);
+      for (int j = 0; j < NF; ++j) wv[j] = _mm512_load_ps(wc + j * t.wbs + ci * 16);
+      const __m256 wh = HALF ? _mm256_load_ps(wc + NF * t.wbs + ci * 16) : _mm256_setzero_ps();
 #pragma GCC unroll 16
       for (int i = 0; i < NP; ++i) {
         const __m512 xv = _mm512_set1_ps(xc[i * XB + ci]);
 #pragma GCC unroll 4
-        for (int j = 0; j < NB; ++j) acc[j][i] = _mm512_fmadd_ps(xv, wv[j], acc[j][i]);
+        for (int j = 0; j < NF; ++j) acc[j][i] = _mm512_fmadd_ps(xv, wv[j], acc[j][i]);
+        if (HALF) acch[i] = _mm256_fmadd_ps(_mm512_castps512_ps256(xv), wh, acch[i]);
       }
     }
   }
+  if (HALF)  // the upper lanes are masked to zeros when stored (t.last is this block)
+#pragma GCC unroll 16
+    for (int i = 0; i < NP; ++i) acc[NF][i] = _mm512_castps256_ps512(acch[i]);
   store_tile<NB, NP>(t, acc);
 }
 
 using TileFn = void (*)(const TileArgs&);
+using TileTable = std::array<std::array<TileFn, 17>, 5>;
 
-// kTiles[xb == 16][nb][np]: every tile shape run() may meet.
-template <int XB, int NB, int... NP>
+// kTiles[xb == 16][half][nb][np]: every tile shape run() may meet.
+template <int XB, int NB, bool HALF, int... NP>
 constexpr std::array<TileFn, 17> row(std::integer_sequence<int, NP...>) {
   std::array<TileFn, 17> r{};
-  ((r[NP + 1] = NP + 1 <= kTilePixels[NB] ? &tile_kernel<XB, NB, (NP + 1 <= kTilePixels[NB] ? NP + 1 : 1)> : nullptr),
+  ((r[NP + 1] = NP + 1 <= kTilePixels[NB] ? &tile_kernel<XB, NB, (NP + 1 <= kTilePixels[NB] ? NP + 1 : 1), HALF>
+                                          : nullptr),
    ...);
   return r;
 }
-template <int XB>
-constexpr std::array<std::array<TileFn, 17>, 5> table() {
+template <int XB, bool HALF>
+constexpr TileTable table() {
   const auto s = std::make_integer_sequence<int, 16>{};
-  return {std::array<TileFn, 17>{}, row<XB, 1>(s), row<XB, 2>(s), row<XB, 3>(s), row<XB, 4>(s)};
+  return {std::array<TileFn, 17>{}, row<XB, 1, HALF>(s), row<XB, 2, HALF>(s), row<XB, 3, HALF>(s),
+          row<XB, 4, HALF>(s)};
 }
-const std::array<std::array<TileFn, 17>, 5> kTiles8 = table<8>();
-const std::array<std::array<TileFn, 17>, 5> kTiles16 = table<16>();
+const TileTable kTiles[2][2] = {{table<8, false>(), table<8, true>()}, {table<16, false>(), table<16, true>()}};
 #endif  // OPENACL_CONV1X1_AVX512
 
 bool enabled() {
@@ -224,7 +242,10 @@ void Conv1x1::run_tile(const Tile& t, const float* x, int64_t xcs, float* y, int
   a.last = pad && t.ob0 + t.nb == Mb_ ? t.nb - 1 : -1;
   a.mask = static_cast<__mmask16>((1u << (M_ % 16)) - 1);
   a.kind = kind_, a.a = act_.alpha, a.b = act_.beta;
-  (xb_ == 16 ? kTiles16 : kTiles8)[static_cast<size_t>(t.nb)][static_cast<size_t>(t.np)](a);
+  // The last group's last block in 8-lane registers where M % 16 == 8.
+  static const bool vl = __builtin_cpu_supports("avx512vl");
+  const bool half = vl && M_ % 16 == 8 && t.ob0 + t.nb == Mb_;
+  kTiles[xb_ == 16][half][static_cast<size_t>(t.nb)][static_cast<size_t>(t.np)](a);
   if (kind_ == act512::kOther)  // an activation without a vector form here: on the stored tile
     for (int j = 0; j < t.nb; ++j) act512::apply_stored(act_, a.y + j * ybs, t.np, j == a.last ? M_ % 16 : 16);
 #else
