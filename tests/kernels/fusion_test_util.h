@@ -49,6 +49,20 @@ inline graph::Value* i64_constant(graph::Graph& g, const std::string& name, cons
   return c;
 }
 
+// `op` ("Clip" between 0 and 6, "Relu", ...; "" none) applied to `in`, as an
+// opset-14 node named `name`; its output (or `in` when op is "").
+inline graph::Value* activation(graph::Graph& g, const char* op, graph::Value* in, const std::string& name) {
+  if (!*op) return in;
+  graph::Value* out = g.add_value(name);
+  std::vector<graph::Value*> ins = {in};
+  if (std::string(op) == "Clip") {
+    ins.push_back(f32_scalar(g, name + "_lo", 0.f));
+    ins.push_back(f32_scalar(g, name + "_hi", 6.f));
+  }
+  g.add_node(name, op, ins, {out}, "", 14);
+  return out;
+}
+
 struct Result {
   std::vector<std::vector<float>> outputs;      // empty when compile or run failed (a test failure)
   size_t nodes = 0;                             // nodes after compile

@@ -21,6 +21,7 @@ namespace openacl::model {
 namespace {
 
 using graph::DType;
+using fusion_test::activation;
 using fusion_test::ints;
 
 enum class Residual { kNone, kBlockInput, kBranch };
@@ -37,18 +38,6 @@ struct Case {
   bool dw_is_output = false;                         // the depthwise's output also a graph output
   int64_t proj_stride = 1;                           // the projection's stride
 };
-
-graph::Value* activation(graph::Graph& g, const char* op, graph::Value* in, const std::string& name) {
-  if (!*op) return in;
-  graph::Value* out = g.add_value(name);
-  std::vector<graph::Value*> ins = {in};
-  if (std::string(op) == "Clip") {
-    ins.push_back(fusion_test::f32_scalar(g, name + "_lo", 0.f));
-    ins.push_back(fusion_test::f32_scalar(g, name + "_hi", 6.f));
-  }
-  g.add_node(name, op, ins, {out}, "", 14);
-  return out;
-}
 
 // x -> stem 1x1 or 3x3 (c -> c) -> [1x1 (c -> m) -> act] -> depthwise 3x3 (stride)
 // -> act -> 1x1 (m -> o) [-> + residual] [-> after] -> tail 1x1 -> y. The residual is

@@ -23,6 +23,7 @@ namespace openacl::model {
 namespace {
 
 using graph::DType;
+using fusion_test::activation;
 using fusion_test::ints;
 
 struct Case {
@@ -35,18 +36,6 @@ struct Case {
   std::vector<int64_t> dw_pads = {1, 1, 1, 1};
   bool mid_is_output = false;  // the 1x1's output also a graph output
 };
-
-graph::Value* activation(graph::Graph& g, const char* op, graph::Value* in, const std::string& name) {
-  if (!*op) return in;
-  graph::Value* out = g.add_value(name);
-  std::vector<graph::Value*> ins = {in};
-  if (std::string(op) == "Clip") {
-    ins.push_back(fusion_test::f32_scalar(g, name + "_lo", 0.f));
-    ins.push_back(fusion_test::f32_scalar(g, name + "_hi", 6.f));
-  }
-  g.add_node(name, op, ins, {out}, "", 14);
-  return out;
-}
 
 // x -> Conv 1x1 (c -> c) -> Conv 1x1 (c -> m) -> act1 -> Conv depthwise 3x3 (stride) -> act2 -> Conv 1x1 (m -> c)
 // -> Relu -> y

@@ -11,6 +11,7 @@
 #include "base/page_alloc.h"
 #include "kernels/cpu/act512.h"
 #include "kernels/cpu/cpu_common.h"
+#include "kernels/cpu/matmul_common.h"
 
 #ifdef OPENACL_ACT512
 #define OPENACL_CONV1X1_AVX512 1
@@ -174,34 +175,9 @@ std::shared_ptr<const Conv1x1> Conv1x1::make(const WindowGeom& g, const float* w
   k->act_ = act;
   k->kind_ = act512::kind_of(act);
 
-  // Packed weights: from the .om when atc packed them (the recipe names the
-  // layout: change "v1" when it changes), else packed now.
-  const size_t bytes = static_cast<size_t>(Mb * C * 16) * sizeof(float);
-  const std::string recipe = "conv1x1 [Mb][C][16] v1 C" + std::to_string(C) + " M" + std::to_string(M);
-  if (packs) k->w_ = packs->find(w, recipe, bytes);
-  if (!k->w_) {
-    PageBuffer buf = alloc_pages(bytes);
-    if (!buf) return nullptr;
-    float* p = static_cast<float*>(buf.get());
-    // Block by block: each output row is read once, along C, into one lane.
-    parallel_for(Mb, 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t ob = b0; ob < b1; ++ob) {
-        float* dst = p + ob * C * 16;
-        for (int64_t l = 0; l < 16; ++l) {
-          const int64_t m = ob * 16 + l;
-          if (m >= M) {
-            for (int64_t c = 0; c < C; ++c) dst[c * 16 + l] = 0.f;
-            continue;
-          }
-          const float* src = w + m * C;
-          for (int64_t c = 0; c < C; ++c) dst[c * 16 + l] = src[c];
-        }
-      }
-    });
-    std::shared_ptr<const void> owned(buf.release(), PageFree());
-    if (packs) packs->record(w, recipe, owned.get(), bytes, owned);
-    k->w_ = std::move(owned);
-  }
+  // Packed weights (change "v1" when the layout changes).
+  k->w_ = pack_rows16(w, M, C, "conv1x1 [Mb][C][16] v1 C" + std::to_string(C) + " M" + std::to_string(M), packs);
+  if (!k->w_) return nullptr;
 
   // Tiles: pixel ranges whose X fits kRangeBytes, each range's tiles together.
   const int64_t Cp = (C + xb - 1) / xb * xb, P = k->P_;

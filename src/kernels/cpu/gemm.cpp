@@ -339,38 +339,38 @@ __attribute__((target("avx512f"))) void gemv_packed_blocks(const float* a, const
 }  // namespace
 #endif
 
+std::shared_ptr<const void> pack_rows16(const float* w, int64_t rows, int64_t cols, const std::string& recipe,
+                                        PackCache* packs) {
+  const int64_t blocks = (rows + 15) / 16;
+  const size_t bytes = static_cast<size_t>(blocks * cols * 16) * sizeof(float);
+  if (packs)
+    if (std::shared_ptr<const void> found = packs->find(w, recipe, bytes)) return found;
+  PageBuffer buf = alloc_pages(bytes);
+  if (!buf) return nullptr;
+  float* p = static_cast<float*>(buf.get());
+  parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b)
+      for (int64_t l = 0; l < 16; ++l) {
+        const int64_t r = b * 16 + l;
+        float* dst = p + b * cols * 16 + l;
+        const float* src = r < rows ? w + r * cols : nullptr;
+        for (int64_t c = 0; c < cols; ++c) dst[c * 16] = src ? src[c] : 0.f;
+      }
+  });
+  std::shared_ptr<const void> owned(buf.release(), PageFree());
+  if (packs) packs->record(w, recipe, owned.get(), bytes, owned);
+  return owned;
+}
+
 std::shared_ptr<const GemvPacked> GemvPacked::make(const float* B, int64_t N, int64_t K, PackCache* packs) {
 #if defined(__x86_64__) && defined(__GNUC__)
   static const bool avx512 = __builtin_cpu_supports("avx512f");
   if (!B || !avx512 || N <= 0 || K <= 0) return nullptr;
   std::shared_ptr<GemvPacked> g(new GemvPacked());
   g->N_ = N, g->K_ = K;
-  const int64_t Nb = (N + 15) / 16;
-  const size_t bytes = static_cast<size_t>(Nb * K * 16) * sizeof(float);
-  // Packed from the .om when atc packed it (change "v1" when the layout changes).
-  const std::string recipe = "gemv [Nb][K][16] v1 N" + std::to_string(N) + " K" + std::to_string(K);
-  if (packs) g->w_ = packs->find(B, recipe, bytes);
-  if (!g->w_) {
-    PageBuffer buf = alloc_pages(bytes);
-    if (!buf) return nullptr;
-    float* p = static_cast<float*>(buf.get());
-    parallel_for(Nb, 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t nb = b0; nb < b1; ++nb)
-        for (int64_t l = 0; l < 16; ++l) {
-          const int64_t n = nb * 16 + l;
-          float* dst = p + nb * K * 16 + l;
-          if (n >= N) {
-            for (int64_t k = 0; k < K; ++k) dst[k * 16] = 0.f;
-            continue;
-          }
-          const float* src = B + n * K;
-          for (int64_t k = 0; k < K; ++k) dst[k * 16] = src[k];
-        }
-    });
-    std::shared_ptr<const void> owned(buf.release(), PageFree());
-    if (packs) packs->record(B, recipe, owned.get(), bytes, owned);
-    g->w_ = std::move(owned);
-  }
+  // Change "v1" when the layout changes.
+  g->w_ = pack_rows16(B, N, K, "gemv [Nb][K][16] v1 N" + std::to_string(N) + " K" + std::to_string(K), packs);
+  if (!g->w_) return nullptr;
   return g;
 #else
   (void)B, (void)N, (void)K, (void)packs;
