@@ -744,14 +744,15 @@ Status fuse_inverted_residual(Graph& g, size_t* rewrites) {
     Node* proj = dy->consumers[0];
     const bool sum = proj->attrs.get_int(kFusedSumAttr, 0) != 0;
     if (proj == dw || proj->op_type != "Conv" || !proj->domain.empty() || proj->input(0) != dy ||
-        (sum ? proj->inputs.size() != 4 || !proj->input(3) : proj->inputs.size() > 3) || proj->attrs.has(kFusedActivationAttr) || proj->attrs.has(kFusedDwStrideAttr) ||
+        (sum ? proj->inputs.size() != 4 || !proj->input(3) : proj->inputs.size() > 3) ||
+        proj->attrs.has(kFusedActivationAttr) || proj->attrs.has(kFusedDwStrideAttr) ||
         proj->attrs.has(kFusedProjectAttr) || proj->attrs.get_string("auto_pad", "NOTSET") != "NOTSET" ||
         !ints_are(*proj, "dilations", 1, 2, 1) || !proj->output(0))
       continue;
     Value* pw = proj->input(1);
     Value* pb = proj->input(2);
-    if (!is_f32_const(pw) || pw->constant->dims.size() != 4 || pw->constant->dims[1] != c || (pb && !is_f32_const(pb)) ||
-        !pointwise(*proj))
+    if (!is_f32_const(pw) || pw->constant->dims.size() != 4 || pw->constant->dims[1] != c ||
+        (pb && !is_f32_const(pb)) || !pointwise(*proj))
       continue;
     Value* r = sum ? proj->input(3) : nullptr;
     if (dw != head) {

@@ -228,7 +228,8 @@ Status fused_depthwise_shape(ShapeContext& ctx) {
 Status fused_project_shape(ShapeContext& ctx) {
   const bool sum = ctx.attrs().get_int(kFusedSumAttr, 0) != 0;
   if (!ctx.has_input(6)) return ctx.fail("the fused projection's weights (input 6) are missing");
-  if (ctx.has_input(3) != sum) return ctx.fail("a fused residual (input 3) goes with the sum attribute, and only with it");
+  if (ctx.has_input(3) != sum)
+    return ctx.fail("a fused residual (input 3) goes with the sum attribute, and only with it");
   if (ctx.attrs().has(kFusedDwStrideAttr)) {
     OPENACL_RETURN_IF_ERROR(fused_depthwise_shape(ctx));
   } else {

@@ -388,7 +388,8 @@ class ConvBlockKernel final : public Kernel {
     const Tensor& wd = ctx.input(dw_weights());
     if (y.dims.size() != 4 || wd.dims.empty()) return ctx.fail("a fused block needs a 4-D output (internal error)");
     Tensor mid;
-    OPENACL_RETURN_IF_ERROR(middle_tensor(ctx, 1, head_.attrs, x.dtype, {y.dims[0], wd.dims[0], y.dims[2], y.dims[3]}, &mid));
+    OPENACL_RETURN_IF_ERROR(
+        middle_tensor(ctx, 1, head_.attrs, x.dtype, {y.dims[0], wd.dims[0], y.dims[2], y.dims[3]}, &mid));
     auto in = [&](size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
     std::vector<const Tensor*> head_in = {in(0), in(1), in(2)};
     if (expand_) head_in.insert(head_in.end(), {nullptr, in(4), in(5)});

@@ -128,7 +128,8 @@ void InvertedResidual::run_rows(const float* x, float* y, const float* r, int64_
         e1 = a;
       }
       e0 = a;
-      if (b > e1) expand_->run_span(x + e1 * W_ * xb, H_ * W_ * xb, e + (e1 - e0) * row, e_plane, nullptr, (b - e1) * W_);
+      if (b > e1)
+        expand_->run_span(x + e1 * W_ * xb, H_ * W_ * xb, e + (e1 - e0) * row, e_plane, nullptr, (b - e1) * W_);
       e1 = b;
       dx = e, row0 = e0, plane = e_plane;
     }
