@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "kernels/cpu/conv_1x1.h"
+#include "kernels/cpu/conv_dw.h"
+#include "kernels/cpu/conv_irb.h"
+#include "kernels/cpu/matmul_common.h"
 #include "kernels/cpu/conv_ref.h"
 #include "kernels/pack_cache.h"
 #include "blocked_conv_test_util.h"
@@ -120,6 +123,51 @@ TEST(Conv1x1, UsesWeightsPackedAhead) {
   EXPECT_EQ(use.used(), 1u);
   std::fill(copy.begin(), copy.end(), 0.f);
   EXPECT_LT(check(k, d, *loaded), 1e-5);
+}
+
+// The pieces of a fused block must chain (InvertedResidual::make: null
+// otherwise, the node then runs chained); GemvPacked and pack_rows16 refuse
+// what they cannot pack.
+TEST(Conv1x1, FusedBlockAndPackingRefuseWhatDoesNotFit) {
+  if (!available()) GTEST_SKIP() << "no AVX-512F (or OPENACL_CONV_1X1=0): oneDNN runs these";
+  const std::vector<float> w(96 * 96, 0.1f);
+  auto pointwise = [&](int64_t c, int64_t m, int64_t hw, int64_t xb) {
+    return Conv1x1::make(geom({1, c, m, hw, hw}), w.data(), nullptr, xb, 16, Activation{});
+  };
+  auto depthwise = [&](int64_t c, int64_t hw, int64_t s) {
+    WindowGeom g;
+    g.nsp = 2;
+    g.N = 1, g.C = g.M = g.G = c;
+    for (int i = 1; i < 3; ++i) {
+      g.in[i] = hw, g.k[i] = 3, g.s[i] = s, g.d[i] = 1, g.pb[i] = g.pe[i] = 1;
+      g.out[i] = (hw - 1) / s + 1;
+    }
+    return ConvDepthwise::make(g, w.data(), nullptr, 16, 16, Activation{});
+  };
+  // 24 -> 48 at 16x16, depthwise stride 2 to 8x8, 48 -> 24.
+  const auto expand = pointwise(24, 48, 16, 8), project = pointwise(48, 24, 8, 16);
+  const auto dw = depthwise(48, 16, 2);
+  ASSERT_TRUE(expand && dw && project);
+  EXPECT_NE(InvertedResidual::make(expand, dw, project, 1), nullptr);
+  EXPECT_NE(InvertedResidual::make(nullptr, depthwise(24, 16, 2), pointwise(24, 24, 8, 16), 1), nullptr);
+  EXPECT_EQ(InvertedResidual::make(expand, nullptr, project, 1), nullptr);
+  EXPECT_EQ(InvertedResidual::make(expand, dw, nullptr, 1), nullptr);
+  EXPECT_EQ(InvertedResidual::make(expand, dw, project, 0), nullptr);                       // no images
+  EXPECT_EQ(InvertedResidual::make(pointwise(24, 32, 16, 8), dw, project, 1), nullptr);   // 32 != 48 channels
+  EXPECT_EQ(InvertedResidual::make(pointwise(24, 48, 12, 8), dw, project, 1), nullptr);   // expands 12x12
+  EXPECT_EQ(InvertedResidual::make(expand, dw, pointwise(48, 24, 16, 16), 1), nullptr);   // projects 16x16
+  EXPECT_EQ(InvertedResidual::make(expand, dw, pointwise(48, 24, 8, 8), 1), nullptr);     // reads 8-blocks
+  EXPECT_EQ(InvertedResidual::make(expand, depthwise(32, 16, 2), project, 1), nullptr);
+  EXPECT_EQ(GemvPacked::make(nullptr, 10, 8), nullptr);
+  EXPECT_EQ(GemvPacked::make(w.data(), 0, 8), nullptr);
+  EXPECT_EQ(GemvPacked::make(w.data(), 10, -1), nullptr);
+  // 17 rows of 3 columns: two blocks, the second one row and fifteen of zeros.
+  const auto packed = pack_rows16(w.data(), 17, 3, "test v1", nullptr);
+  ASSERT_NE(packed, nullptr);
+  const float* p = static_cast<const float*>(packed.get());
+  EXPECT_EQ(p[16 * 3 + 0], 0.1f);
+  EXPECT_EQ(p[16 * 3 + 1], 0.f);
+  EXPECT_EQ(p[2 * 16 * 3 - 1], 0.f);
 }
 
 }  // namespace

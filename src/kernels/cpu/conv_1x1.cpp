@@ -174,6 +174,9 @@ std::shared_ptr<const Conv1x1> Conv1x1::make(const WindowGeom& g, const float* w
   if (b) std::memcpy(k->bias_.data(), b, static_cast<size_t>(M) * sizeof(float));
   k->act_ = act;
   k->kind_ = act512::kind_of(act);
+#ifdef OPENACL_CONV1X1_AVX512
+  k->half_ = M % 16 == 8 && __builtin_cpu_supports("avx512vl");
+#endif
 
   // Packed weights (change "v1" when the layout changes).
   k->w_ = pack_rows16(w, M, C, "conv1x1 [Mb][C][16] v1 C" + std::to_string(C) + " M" + std::to_string(M), packs);
@@ -218,9 +221,8 @@ void Conv1x1::run_tile(const Tile& t, const float* x, int64_t xcs, float* y, int
   a.last = pad && t.ob0 + t.nb == Mb_ ? t.nb - 1 : -1;
   a.mask = static_cast<__mmask16>((1u << (M_ % 16)) - 1);
   a.kind = kind_, a.a = act_.alpha, a.b = act_.beta;
-  // The last group's last block in 8-lane registers where M % 16 == 8.
-  static const bool vl = __builtin_cpu_supports("avx512vl");
-  const bool half = vl && M_ % 16 == 8 && t.ob0 + t.nb == Mb_;
+  // The last group's last block in 8-lane registers (half_).
+  const bool half = half_ && t.ob0 + t.nb == Mb_;
   kTiles[xb_ == 16][half][static_cast<size_t>(t.nb)][static_cast<size_t>(t.np)](a);
   if (kind_ == act512::kOther)  // an activation without a vector form here: on the stored tile
     for (int j = 0; j < t.nb; ++j) act512::apply_stored(act_, a.y + j * ybs, t.np, j == a.last ? M_ % 16 : 16);

@@ -80,6 +80,7 @@ class Conv1x1 {
   std::vector<float> bias_;        // [Mb * 16], zeros past M and without a bias
   Activation act_;
   int kind_ = 0;  // act512::Kind of act_
+  bool half_ = false;  // M % 16 == 8 on AVX-512VL: the last block's sums in 8-lane registers
   std::vector<Tile> tiles_;  // one image's, in run order
   int64_t range_ = 0;        // pixels per range (X within kRangeBytes)
   int64_t grain_ = 1;        // tiles per parallel chunk, at least

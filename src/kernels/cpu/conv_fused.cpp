@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "base/page_alloc.h"
 #include "graph/passes.h"
 #include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/conv_1x1.h"
@@ -53,24 +52,16 @@ void add_depthwise_attrs(const graph::AttributeMap& a, int64_t channels, graph::
   }
 }
 
-// The tensor between the halves of a chained form, in this thread's buffer
-// number `slot` (it grows to the largest such tensor, then stays; 64-byte
-// aligned, as the planner's tensors are): 0 for a 1x1 + depthwise, 1 for a
-// block, whose first half may be a 1x1 + depthwise. attrs: the first half's
-// (its output block).
+// The tensor between the halves of a chained form, in this thread's
+// fused_conv_buffer(slot) (conv_irb.h: 0 for a 1x1 + depthwise, 1 for a
+// block). attrs: the first half's (its output block).
 Status middle_tensor(KernelContext& ctx, int slot, const graph::AttributeMap& attrs, DType dt,
                      std::vector<int64_t> dims, Tensor* mid) {
   mid->dtype = dt;
   mid->dims = std::move(dims);
   const size_t bytes = blocked_bytes(dt, mid->dims, blocked_block(attrs, true, 0, dt, mid->dims), mid->bytes());
-  thread_local PageBuffer buf[2];
-  thread_local size_t cap[2] = {0, 0};
-  if (cap[slot] < bytes) {
-    buf[slot] = alloc_pages(bytes);
-    cap[slot] = buf[slot] ? bytes : 0;
-    if (!buf[slot]) return ctx.fail("out of memory for the %zu-byte tensor between the fused convolutions", bytes);
-  }
-  mid->data = buf[slot].get();
+  mid->data = fused_conv_buffer(slot, bytes);
+  if (!mid->data) return ctx.fail("out of memory for the %zu-byte tensor between the fused convolutions", bytes);
   return Status::Ok();
 }
 

@@ -58,11 +58,7 @@ std::shared_ptr<const InvertedResidual> InvertedResidual::make(std::shared_ptr<c
   return k;
 }
 
-namespace {
-
-// This thread's buffer number `slot`, grown to at least `bytes` (then it
-// stays); null when memory runs out.
-float* thread_buffer(int slot, size_t bytes) {
+float* fused_conv_buffer(int slot, size_t bytes) {
   thread_local PageBuffer buf[2];
   thread_local size_t cap[2] = {0, 0};
   if (cap[slot] < bytes) {
@@ -72,16 +68,14 @@ float* thread_buffer(int slot, size_t bytes) {
   return static_cast<float*>(buf[slot].get());
 }
 
-}  // namespace
-
 bool InvertedResidual::run(const float* x, float* y, const float* residual) const {
   const int64_t rows = N_ * OH_;
   const int64_t threads = compute_threads();
   if (rows < kMinRowsPerThread * threads) {
     // Too few rows to share: each part over the whole tensor, as apart.
     const size_t mid_floats = static_cast<size_t>(N_ * Cmb_ * 16);
-    float* e = expand_ ? thread_buffer(0, mid_floats * static_cast<size_t>(H_ * W_) * sizeof(float)) : nullptr;
-    float* d = thread_buffer(1, mid_floats * static_cast<size_t>(OH_ * OW_) * sizeof(float));
+    float* e = expand_ ? fused_conv_buffer(0, mid_floats * static_cast<size_t>(H_ * W_) * sizeof(float)) : nullptr;
+    float* d = fused_conv_buffer(1, mid_floats * static_cast<size_t>(OH_ * OW_) * sizeof(float));
     if ((expand_ && !e) || !d) return false;
     if (expand_) expand_->run(x, e, nullptr);
     dw_->run(expand_ ? e : x, d, nullptr);
@@ -94,7 +88,7 @@ bool InvertedResidual::run(const float* x, float* y, const float* residual) cons
   // rows twice).
   std::atomic<bool> ok{true};
   parallel_for(rows, (rows + threads - 1) / threads, [&](int64_t lo, int64_t hi) {
-    float* e = thread_buffer(0, static_cast<size_t>(e_floats + d_floats) * sizeof(float));
+    float* e = fused_conv_buffer(0, static_cast<size_t>(e_floats + d_floats) * sizeof(float));
     if (!e) {
       ok = false;
       return;

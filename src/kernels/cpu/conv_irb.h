@@ -19,6 +19,7 @@
 // and spread over the threads, through per-thread buffers.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -26,6 +27,14 @@
 #include "kernels/cpu/conv_dw.h"
 
 namespace openacl::kernels::cpu {
+
+// This thread's buffer number `slot` (0 or 1) of the fused convolutions,
+// grown to at least `bytes` (then it stays; page-aligned); null when memory
+// runs out. The band buffers of InvertedResidual::run take slot 0 (and 1
+// where the parts run apart); the tensor between a chained node's halves
+// (conv_fused.cpp) slot 0 for a 1x1 + depthwise, slot 1 for a block, whose
+// head may be a chained 1x1 + depthwise. Never two users of one slot at once.
+float* fused_conv_buffer(int slot, size_t bytes);
 
 class InvertedResidual {
  public:

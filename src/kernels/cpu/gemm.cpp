@@ -80,31 +80,28 @@ class GemmKernel final : public Kernel {
   explicit GemmKernel(const KernelInit& init)
       : attrs_(init.attrs()), alpha_(init.attrs().get_float("alpha", 1.f)), beta_(init.attrs().get_float("beta", 1.f)) {
     b_const_ = init.constant(1) != nullptr;
-    // The batch-1 classifier form with a constant B: packed for streaming.
-    const graph::TensorData* bc0 = init.constant(1);
-    if (bc0 && bc0->dtype == DType::kFloat32 && init.input(0).dtype == DType::kFloat32 && init.input(0).shape &&
-        graph::fully_known(*init.input(0).shape)) {
-      std::vector<int64_t> ad;
-      for (const auto& d : *init.input(0).shape) ad.push_back(d.value);
-      GemmShape s;
-      if (gemm_shape(attrs_, ad, bc0->dims, &s).empty() && is_gemv_bt(s))
-        gemv_ = GemvPacked::make(static_cast<const float*>(bc0->data), s.N, s.K, init.packs());
-    }
-#if OPENACL_HAVE_DNNL
+    // Shapes known at compile time: the batch-1 classifier form with a
+    // constant B packed for streaming, any other float32 form's primitive
+    // built now.
     const graph::TensorType& at = init.input(0);
     const graph::TensorType& bt = init.input(1);
-    if (at.dtype == DType::kFloat32 && at.shape && graph::fully_known(*at.shape) && bt.shape &&
-        graph::fully_known(*bt.shape)) {
-      std::vector<int64_t> ad, bd;
-      for (const auto& d : *at.shape) ad.push_back(d.value);
-      for (const auto& d : *bt.shape) bd.push_back(d.value);
-      GemmShape s;
-      if (gemm_shape(attrs_, ad, bd, &s).empty() && !is_gemv_bt(s)) {
-        const graph::TensorData* bc = init.constant(1);
-        const bool acc = init.has_input(2) && beta_ != 0.f;
-        cache_.put_static(ad, bd, acc, build(s, acc, dnnl_util::const_f32(bc), init.packs()));
-      }
+    if (at.dtype != DType::kFloat32 || !at.shape || !graph::fully_known(*at.shape) || !bt.shape ||
+        !graph::fully_known(*bt.shape))
+      return;
+    std::vector<int64_t> ad, bd;
+    for (const auto& d : *at.shape) ad.push_back(d.value);
+    for (const auto& d : *bt.shape) bd.push_back(d.value);
+    GemmShape s;
+    if (!gemm_shape(attrs_, ad, bd, &s).empty()) return;
+    const graph::TensorData* bc = init.constant(1);
+    if (is_gemv_bt(s)) {
+      if (bc && bc->dtype == DType::kFloat32)
+        gemv_ = GemvPacked::make(static_cast<const float*>(bc->data), s.N, s.K, init.packs());
+      return;
     }
+#if OPENACL_HAVE_DNNL
+    const bool acc = init.has_input(2) && beta_ != 0.f;
+    cache_.put_static(ad, bd, acc, build(s, acc, dnnl_util::const_f32(bc), init.packs()));
 #endif
   }
 
