@@ -66,6 +66,8 @@ TEST(ConvDepthwise, MatchesReference) {
       {3, 8, 6, 10, 3, 2, 1, 0, true, false, false, "Tanh"},         // no padding, 8 channels
       {1, 16, 10, 12, 3, 1, 1, 0, true, false, false, "", 2},        // bottom/right padding only
       {1, 32, 5, 5, 5, 1, 1, 2},                                     // every column a border column
+      {1, 16, 4, 4, 3, 1, 1, 9, true, false, false, "Relu"},         // 9 border columns a side: whole edge tiles
+      {2, 24, 7, 9, 5, 2, 1, 3, true, true, false, "Clip"},          // stride 2, wide padding: edge tiles on both sides
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(testing::Message() << "N" << k.N << " C" << k.C << " " << k.H << "x" << k.W << " k" << k.K << " s"

@@ -57,8 +57,9 @@ __attribute__((target("avx512f"), always_inline)) inline void finish(const RowAr
   _mm512_storeu_ps(t.y + 16 * ow, v);
 }
 
-// Columns [ow0, ow0 + T), all of whose windows lie inside the input's columns.
-template <int KIND, int K, int S, int D, int T>
+// Columns [ow0, ow0 + T). EDGE: some windows reach past the input's columns
+// (the row's border columns), and the columns outside read as zeros.
+template <int KIND, int K, int S, int D, int T, bool EDGE = false>
 __attribute__((target("avx512f"))) void tile(const RowArgs& t, int64_t ow0) {
   __m512 acc[T];
   const __m512 bv = _mm512_loadu_ps(t.bias);
@@ -70,7 +71,13 @@ __attribute__((target("avx512f"))) void tile(const RowArgs& t, int64_t ow0) {
     __m512 xv[NX];
 #pragma GCC unroll 32
     for (int i = 0; i < NX; ++i) {
-      xv[i] = _mm512_loadu_ps(xr + 16 * i);
+      if (EDGE) {
+        const int64_t iw = ow0 * S - t.pl + i;
+        // (A branch, not a masked load: masked loads ran 10-20% slower.)
+        xv[i] = iw >= 0 && iw < t.W ? _mm512_loadu_ps(xr + 16 * i) : _mm512_setzero_ps();
+      } else {
+        xv[i] = _mm512_loadu_ps(xr + 16 * i);
+      }
       // Held in a register: without this GCC folds each load into the FMAs
       // that read it, three loads of every vector instead of one.
       __asm__("" : "+v"(xv[i]));
@@ -87,41 +94,52 @@ __attribute__((target("avx512f"))) void tile(const RowArgs& t, int64_t ow0) {
   for (int i = 0; i < T; ++i) finish<KIND>(t, acc[i], ow0 + i);
 }
 
-// One column anywhere (the window clipped to the input).
-template <int KIND, int K, int S, int D>
-__attribute__((target("avx512f"))) void pixel(const RowArgs& t, int64_t ow) {
-  __m512 acc = _mm512_loadu_ps(t.bias);
-  const int64_t iw0 = ow * S - t.pl;
-  for (int kh = t.kh0; kh < t.kh1; ++kh) {
-    const float* xr = t.x + (t.ih0 + kh * D - t.row0) * t.xrs;
-#pragma GCC unroll 5
-    for (int kw = 0; kw < K; ++kw) {
-      const int64_t iw = iw0 + kw * D;
-      if (iw >= 0 && iw < t.W)
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(xr + 16 * iw), _mm512_loadu_ps(t.w + (kh * K + kw) * 16), acc);
-    }
+// Columns [ow, ow + n), n <= kTile, in one tile.
+template <int KIND, int K, int S, int D, bool EDGE>
+__attribute__((target("avx512f"), always_inline)) inline void tile_of(const RowArgs& t, int64_t ow, int64_t n) {
+  switch (n) {
+    case 8: tile<KIND, K, S, D, 8, EDGE>(t, ow); break;
+    case 7: tile<KIND, K, S, D, 7, EDGE>(t, ow); break;
+    case 6: tile<KIND, K, S, D, 6, EDGE>(t, ow); break;
+    case 5: tile<KIND, K, S, D, 5, EDGE>(t, ow); break;
+    case 4: tile<KIND, K, S, D, 4, EDGE>(t, ow); break;
+    case 3: tile<KIND, K, S, D, 3, EDGE>(t, ow); break;
+    case 2: tile<KIND, K, S, D, 2, EDGE>(t, ow); break;
+    case 1: tile<KIND, K, S, D, 1, EDGE>(t, ow); break;
+    default: break;
   }
-  finish<KIND>(t, acc, ow);
 }
 
-// One output row: border columns by pixel(), the interior in tiles.
+// Columns [ow, end) in tiles of up to kTile.
+template <int KIND, int K, int S, int D, bool EDGE>
+__attribute__((target("avx512f"), always_inline)) inline void tiles(const RowArgs& t, int64_t ow, int64_t end) {
+  for (; ow < end; ow += kTile) tile_of<KIND, K, S, D, EDGE>(t, ow, std::min<int64_t>(kTile, end - ow));
+}
+
+// One output row; [lo, hi) are the interior columns (windows inside the
+// input's columns), the rest border columns, which take edge tiles rather
+// than a pixel at a time (a dilated 5x5 window on a 16-column image has 8
+// border columns of 16). Rows of up to two tiles go in tiles from column 0,
+// any with a border column an edge tile: 7x7 and 14x14 layers 8-20% faster
+// than the interior's tiles plus the border's, dilated 5x5 ones at 16x16
+// 40% faster than a pixel at a time. Longer rows: the border columns in
+// edge tiles of their own, the interior in plain ones (an edge tile costs
+// more than a plain one: 5% on a 64x64 5x5 layer of stride 2 when its first
+// and last tiles were edge tiles).
 template <int KIND, int V>
 __attribute__((target("avx512f"))) void row(const RowArgs& t, int64_t OW, int64_t lo, int64_t hi) {
   constexpr int K = kVariants[V][0], S = kVariants[V][1], D = kVariants[V][2];
-  for (int64_t ow = 0; ow < lo; ++ow) pixel<KIND, K, S, D>(t, ow);
-  int64_t ow = lo;
-  for (; ow + kTile <= hi; ow += kTile) tile<KIND, K, S, D, kTile>(t, ow);
-  switch (hi - ow) {  // the last partial tile
-    case 7: tile<KIND, K, S, D, 7>(t, ow); break;
-    case 6: tile<KIND, K, S, D, 6>(t, ow); break;
-    case 5: tile<KIND, K, S, D, 5>(t, ow); break;
-    case 4: tile<KIND, K, S, D, 4>(t, ow); break;
-    case 3: tile<KIND, K, S, D, 3>(t, ow); break;
-    case 2: tile<KIND, K, S, D, 2>(t, ow); break;
-    case 1: tile<KIND, K, S, D, 1>(t, ow); break;
-    default: break;
+  if (OW <= 2 * kTile) {
+    for (int64_t ow = 0; ow < OW; ow += kTile) {
+      const int64_t n = std::min<int64_t>(kTile, OW - ow);
+      if (ow < lo || ow + n > hi) tile_of<KIND, K, S, D, true>(t, ow, n);
+      else tile_of<KIND, K, S, D, false>(t, ow, n);
+    }
+    return;
   }
-  for (ow = std::max(lo, hi); ow < OW; ++ow) pixel<KIND, K, S, D>(t, ow);
+  tiles<KIND, K, S, D, true>(t, 0, lo);
+  tiles<KIND, K, S, D, false>(t, lo, hi);
+  tiles<KIND, K, S, D, true>(t, hi, OW);
 }
 
 using RowFn = void (*)(const RowArgs&, int64_t, int64_t, int64_t);

@@ -17,8 +17,9 @@
 // PACKED section when atc packed it). Per output row of a channel block,
 // the columns whose window lies inside the input go in tiles of eight: per
 // window row, the input vectors the tile needs are loaded once into
-// registers and every tap of that row is applied from them; the border
-// columns (and rows, by clipping the window) take a per-pixel loop.
+// registers and every tap of that row is applied from them. The border
+// columns take the same tiles with the vectors past the input's edge set to
+// zero instead of loaded; border rows clip the window.
 #pragma once
 
 #include <algorithm>
