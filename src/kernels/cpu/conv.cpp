@@ -108,8 +108,14 @@ class ConvKernel final : public Kernel {
       geom_ok_ = conv_geom(attrs_, geom_xd_, geom_wd_, &geom_).empty();
       if (geom_ok_) geom_od_ = geom_out_dims(geom_);
     }
-    // Over a 1x1 plane no primitive is built: run() takes plane_1x1 instead.
-    if (geom_ok_ && is_plane_1x1(geom_)) return;
+    // Over a 1x1 plane no primitive is built: run() takes plane_1x1 instead,
+    // with W packed for streaming where it is a float32 constant.
+    if (geom_ok_ && is_plane_1x1(geom_)) {
+      const graph::TensorData* wc = init.constant(1);
+      if (wc && wc->dtype == DType::kFloat32 && wc->bytes >= static_cast<size_t>(geom_.M * geom_.C) * sizeof(float))
+        gemv_ = GemvPacked::make(static_cast<const float*>(wc->data), geom_.M, geom_.C, init.packs());
+      return;
+    }
 #if OPENACL_HAVE_DNNL
     // Pointwise or depthwise over blocked activations: our loops, no
     // primitive (conv_1x1.h, conv_dw.h).
@@ -210,7 +216,9 @@ class ConvKernel final : public Kernel {
                float* yp, const float* rp = nullptr) const {
     const int64_t n = g.N * g.M * g.out_size();
     if (is_plane_1x1(g)) {
-      run_plane_1x1(g, xp, wp, bp, yp, rp);
+      // The packed W where these are the compiled shapes and float32 weights.
+      const bool packed = gemv_ && x.dtype == DType::kFloat32 && x.dims == geom_xd_ && w.dims == geom_wd_;
+      run_plane_1x1(g, xp, wp, packed ? gemv_.get() : nullptr, bp, yp, rp);
       return;
     }
 #if OPENACL_HAVE_DNNL
@@ -277,10 +285,12 @@ class ConvKernel final : public Kernel {
   // squeeze-excite gate's, or a classifier written as a Conv): per image, a
   // matrix-vector product of W [M, C] with the C channels, which lie
   // contiguous in every layout (blocked ones pad them to the block). Run by
-  // gemv_bt_rows rather than a oneDNN primitive, whose code generation took
-  // 0.2-0.5 ms of the load for each such layer (LR-ASPP has sixteen); its
-  // kernel streamed W from memory somewhat faster (0.065 against 0.095 ms
-  // for 240 x 960: docs/graph-engine.md, "Convolutions over a 1x1 plane").
+  // GemvPacked where W is a float32 constant (else gemv_bt_rows) rather than
+  // a oneDNN primitive, whose code generation took 0.2-0.5 ms of the load
+  // for each such layer (LR-ASPP has sixteen); its kernel streamed W from
+  // memory somewhat faster than gemv_bt_rows (0.065 against 0.095 ms for
+  // 240 x 960: docs/graph-engine.md, "Convolutions over a 1x1 plane");
+  // GemvPacked as fast or faster (672 x 168 from L3: 6.6 against 11.5 us).
   static bool is_plane_1x1(const WindowGeom& g) {
     for (int i = 0; i < kMaxSpatial; ++i)
       if (g.pb[i] != 0 || g.pe[i] != 0) return false;
@@ -289,25 +299,38 @@ class ConvKernel final : public Kernel {
 
   // y = act(W x + b + r) for each image; the padding lanes of a blocked Y
   // are zeros, as oneDNN leaves them (the next convolution multiplies them
-  // by its zero-padded weights, so they must not be NaN or Inf). rp may be yp.
-  void run_plane_1x1(const WindowGeom& g, const float* xp, const float* wp, const float* bp, float* yp,
-                     const float* rp) const {
+  // by its zero-padded weights, so they must not be NaN or Inf). rp may be
+  // yp. gemv: W packed (GemvPacked), or nullptr to read wp as it is.
+  void run_plane_1x1(const WindowGeom& g, const float* xp, const float* wp, const GemvPacked* gemv, const float* bp,
+                     float* yp, const float* rp) const {
     const int64_t M = g.M, C = g.C;
     const int64_t xs = xb_ ? (C + xb_ - 1) / xb_ * xb_ : C;  // one image's floats in X
     const int64_t ys = yb_ ? (M + yb_ - 1) / yb_ * yb_ : M;  // ... and in Y (and the residual)
-    parallel_for(g.N * M, std::max<int64_t>(16, 65536 / C), [&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi;) {
-        const int64_t img = i / M, m0 = i % M, m1 = std::min(M, m0 + (hi - i));
+    if (gemv) {
+      for (int64_t img = 0; img < g.N; ++img) {
         float* y = yp + img * ys;
         const float* r = rp ? rp + img * ys : nullptr;
-        if (r && r != y) std::memcpy(y + m0, r + m0, static_cast<size_t>(m1 - m0) * sizeof(float));
-        gemv_bt_rows(xp + img * xs, wp, C, m0, m1, 1.f, r != nullptr, y);
+        if (r && r != y) std::memcpy(y, r, static_cast<size_t>(M) * sizeof(float));
+        gemv->run(xp + img * xs, 1.f, r != nullptr, y);
         if (bp)
-          for (int64_t m = m0; m < m1; ++m) y[m] += bp[m];
-        act_.apply_range(y, m0, m1);
-        i += m1 - m0;
+          for (int64_t m = 0; m < M; ++m) y[m] += bp[m];
+        act_.apply_range(y, 0, M);
       }
-    });
+    } else {
+      parallel_for(g.N * M, std::max<int64_t>(16, 65536 / C), [&](int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi;) {
+          const int64_t img = i / M, m0 = i % M, m1 = std::min(M, m0 + (hi - i));
+          float* y = yp + img * ys;
+          const float* r = rp ? rp + img * ys : nullptr;
+          if (r && r != y) std::memcpy(y + m0, r + m0, static_cast<size_t>(m1 - m0) * sizeof(float));
+          gemv_bt_rows(xp + img * xs, wp, C, m0, m1, 1.f, r != nullptr, y);
+          if (bp)
+            for (int64_t m = m0; m < m1; ++m) y[m] += bp[m];
+          act_.apply_range(y, m0, m1);
+          i += m1 - m0;
+        }
+      });
+    }
     if (ys > M)
       for (int64_t img = 0; img < g.N; ++img) std::fill(yp + img * ys + M, yp + (img + 1) * ys, 0.f);
   }
@@ -344,6 +367,7 @@ class ConvKernel final : public Kernel {
   bool geom_ok_ = false;
   WindowGeom geom_;
   std::vector<int64_t> geom_xd_, geom_wd_, geom_od_;
+  std::shared_ptr<const GemvPacked> gemv_;  // a 1x1 plane's constant float32 W, packed (AVX-512)
 #if OPENACL_HAVE_DNNL
   dnnl_util::ShapeCache<ConvEntry> cache_;
   std::shared_ptr<const Conv1x1> pointwise_;  // 1x1 stride-1 layers over blocked X and Y, constant W (and B)
