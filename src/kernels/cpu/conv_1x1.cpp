@@ -100,6 +100,12 @@ __attribute__((target("avx512f,avx512vl,fma"))) void tile_kernel(const TileArgs&
     const float* xc = t.x + (c0 / XB) * t.xcs;
     const float* wc = t.w + c0 * 16;
     const int64_t cn = std::min<int64_t>(XB, t.C - c0);
+    // The next tile's X in this channel block, a tile ahead (its pixels
+    // follow this tile's): X's channel blocks lie a plane apart, too many
+    // streams for the hardware prefetchers, and X mostly comes from L3 at
+    // batch 8 (960 -> 128 channels at 16x16: 88 -> 106 GFLOP/s).
+#pragma GCC unroll 16
+    for (int i = 0; i < NP * XB; i += 16) _mm_prefetch(reinterpret_cast<const char*>(xc + NP * XB + i), _MM_HINT_T0);
     for (int64_t ci = 0; ci < cn; ++ci) {
       __m512 wv[NB];
 #pragma GCC unroll 4
