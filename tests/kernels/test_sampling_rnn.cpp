@@ -93,7 +93,8 @@ TEST(Resize, ConstantScalesRunStatic) {
 // sizes takes a path of its own (taps computed at compile time, one pass per
 // plane); the same node with its scales as a graph input takes the general
 // path. Both must agree, for every coordinate mode, whole and fractional
-// scales, sizes, ranks 2 to 5, and Upsample.
+// scales, sizes, ranks 2 to 5, Upsample, and an output large enough to be
+// stored past the caches.
 TEST(Resize, LinearUpsampleWithConstantScalesMatchesTheGeneralPath) {
   struct Case {
     std::vector<int64_t> x;
@@ -112,6 +113,7 @@ TEST(Resize, LinearUpsampleWithConstantScalesMatchesTheGeneralPath) {
       {{1, 2, 3, 4, 5}, {1, 1, 1, 2, 2}, {}, "half_pixel", 19, "Resize"},
       {{1, 1, 1, 9}, {1, 1, 3, 2}, {}, "half_pixel", 13, "Resize"},  // one input row, many output rows
       {{1, 4, 3, 3}, {1, 1, 2, 2}, {}, "", 9, "Upsample"},
+      {{1, 21, 32, 32}, {1, 1, 8, 8}, {}, "half_pixel", 19, "Resize"},  // LR-ASPP's head, 5.5 MB: streamed stores
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.op) + " " + c.coord);
