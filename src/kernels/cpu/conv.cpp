@@ -111,9 +111,7 @@ class ConvKernel final : public Kernel {
     // Over a 1x1 plane no primitive is built: run() takes plane_1x1 instead,
     // with W packed for streaming where it is a float32 constant.
     if (geom_ok_ && is_plane_1x1(geom_)) {
-      const graph::TensorData* wc = init.constant(1);
-      if (wc && wc->dtype == DType::kFloat32 && wc->bytes >= static_cast<size_t>(geom_.M * geom_.C) * sizeof(float))
-        gemv_ = GemvPacked::make(static_cast<const float*>(wc->data), geom_.M, geom_.C, init.packs());
+      gemv_ = GemvPacked::make(const_f32(init.constant(1)), geom_.M, geom_.C, init.packs());
       return;
     }
 #if OPENACL_HAVE_DNNL

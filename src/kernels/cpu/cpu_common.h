@@ -36,6 +36,15 @@
 
 namespace openacl::kernels::cpu {
 
+// A constant's float32 data, or nullptr when it is not float32 or its buffer
+// is shorter than its dims say (then nothing is prepacked from it).
+inline const float* const_f32(const graph::TensorData* t) {
+  if (!t || t->dtype != graph::DType::kFloat32 || t->elements() < 0 ||
+      t->bytes < static_cast<size_t>(t->elements()) * sizeof(float))
+    return nullptr;
+  return static_cast<const float*>(t->data);
+}
+
 // Storage types for the 16-bit floats.
 struct Half {
   uint16_t bits;

@@ -24,6 +24,7 @@
 #include "base/page_alloc.h"
 #include "graph/tensor.h"
 #include "kernels/pack_cache.h"
+#include "kernels/cpu/cpu_common.h"
 #include "kernels/cpu/movement_util.h"
 
 namespace openacl::kernels::cpu::dnnl_util {
@@ -39,14 +40,7 @@ inline dnnl::stream& stream() {
   return s;
 }
 
-// A constant's float32 data, or nullptr when it is not float32 or its buffer
-// is shorter than its dims say (then nothing is prepacked from it).
-inline const float* const_f32(const graph::TensorData* t) {
-  if (!t || t->dtype != graph::DType::kFloat32 || t->elements() < 0 ||
-      t->bytes < static_cast<size_t>(t->elements()) * sizeof(float))
-    return nullptr;
-  return static_cast<const float*>(t->data);
-}
+using cpu::const_f32;  // cpu_common.h
 
 inline dnnl::memory::dims to_dims(const std::vector<int64_t>& v) { return dnnl::memory::dims(v.begin(), v.end()); }
 

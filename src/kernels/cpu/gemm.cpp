@@ -95,8 +95,7 @@ class GemmKernel final : public Kernel {
     if (!gemm_shape(attrs_, ad, bd, &s).empty()) return;
     const graph::TensorData* bc = init.constant(1);
     if (is_gemv_bt(s)) {
-      if (bc && bc->dtype == DType::kFloat32)
-        gemv_ = GemvPacked::make(static_cast<const float*>(bc->data), s.N, s.K, init.packs());
+      gemv_ = GemvPacked::make(const_f32(bc), s.N, s.K, init.packs());
       return;
     }
 #if OPENACL_HAVE_DNNL
