@@ -113,6 +113,15 @@ TEST(ConvWinograd, MatchesReference) {
       {1, 32, 40, 11, 12, 1, 1, 1, 1, true, true, true, 0, 0, "Relu"},  // relu(conv + r) over r
       {1, 32, 32, 9, 9, 1, 1, 1, 1, true, true, false, 8, 8, "Clip"},
       {1, 40, 32, 9, 13, 1, 1, 1, 1, false, false, false, 0, 0, "HardSwish"},
+      // Blocked X read in place: border tiles at every side, pads 0 and 2,
+      // partial tiles, two images, 8-channel halves of 16-blocks.
+      {2, 32, 32, 13, 11, 2, 2, 2, 2, true, false, false, 16, 16},
+      {1, 48, 40, 10, 9, 0, 0, 0, 0, true, false, false, 8, 0},
+      {2, 64, 32, 11, 14, 2, 0, 1, 2, true, true, false, 16, 16},
+      {1, 32, 48, 5, 6, 1, 1, 1, 1, true, false, false, 16, 0, "Relu"},
+      // Blocked Y stored a vector at a time: relu(conv + r) over r, another activation.
+      {2, 32, 48, 10, 7, 1, 1, 1, 1, true, true, true, 16, 16, "Relu"},
+      {1, 32, 40, 9, 11, 1, 1, 1, 1, true, true, false, 0, 8, "HardSwish"},
   };
   for (const Case& k : cases) {
     const double err = run_case(k);

@@ -48,23 +48,41 @@ OPENACL_SIMD_INLINE void at6(const v8* m, int stride, v8* out, int ostride) {
 }
 
 struct Geo {
-  int64_t T, tw, th, Cb, Hp, Wp, Cp;
+  int64_t T, tw, th, Cb, Cp;  // tiles, tile columns and rows, 8-channel blocks, V's row length
+  // The source: 8 channels of pixel (ih, iw) of image n, channel block cb at
+  // src + (((n * Cs + cb * 8 / sb) * H + ih) * W + iw) * sb + cb * 8 % sb;
+  // zeros outside [0, H) x [0, W). Tile (ti, tj) starts at row 4 ti - pt,
+  // column 4 tj - pl.
+  const float* src;
+  int64_t sb, Cs, H, W, pt, pl;
 };
 
-// V[k][t][c] for tiles [t0, t1) and all channel blocks; p: [N][Cb][Hp][Wp][8].
+// V[k][t][c] for tiles [t0, t1) and all channel blocks.
 OPENACL_AVX2_CLONES
-void input_tiles(const Geo& g, const float* p, float* v, int64_t t0, int64_t t1) {
+void input_tiles(const Geo& g, float* v, int64_t t0, int64_t t1) {
   v8 d[36], tmp[36], out[36];
+  const v8 zero = {};
+  const int64_t plane = g.T * g.Cp, image = g.Cs * g.H * g.W * g.sb;
   for (int64_t t = t0; t < t1; ++t) {
     const int64_t n = t / (g.th * g.tw), ti = (t / g.tw) % g.th, tj = t % g.tw;
+    const int64_t ih0 = 4 * ti - g.pt, iw0 = 4 * tj - g.pl;
+    const bool inside = ih0 >= 0 && iw0 >= 0 && ih0 + 6 <= g.H && iw0 + 6 <= g.W;
     for (int64_t cb = 0; cb < g.Cb; ++cb) {
-      const float* base = p + (((n * g.Cb + cb) * g.Hp + 4 * ti) * g.Wp + 4 * tj) * 8;
-      for (int r = 0; r < 6; ++r)
-        for (int c = 0; c < 6; ++c) d[r * 6 + c] = ld8(base + (r * g.Wp + c) * 8);
+      const float* plane0 = g.src + n * image + (cb * 8 / g.sb) * g.H * g.W * g.sb + cb * 8 % g.sb;
+      if (inside) {
+        const float* base = plane0 + (ih0 * g.W + iw0) * g.sb;
+        for (int r = 0; r < 6; ++r)
+          for (int c = 0; c < 6; ++c) d[r * 6 + c] = ld8(base + (r * g.W + c) * g.sb);
+      } else {  // a border tile: the padding's zeros
+        for (int r = 0; r < 6; ++r)
+          for (int c = 0; c < 6; ++c) {
+            const int64_t ih = ih0 + r, iw = iw0 + c;
+            d[r * 6 + c] = ih >= 0 && ih < g.H && iw >= 0 && iw < g.W ? ld8(plane0 + (ih * g.W + iw) * g.sb) : zero;
+          }
+      }
       for (int c = 0; c < 6; ++c) bt6(d + c, 6, tmp + c, 6);    // columns: tmp = B^T d
       for (int k = 0; k < 6; ++k) bt6(tmp + k * 6, 1, out + k * 6, 1);  // rows: out = tmp B
       float* dst = v + t * g.Cp + cb * 8;
-      const int64_t plane = g.T * g.Cp;
       for (int k = 0; k < 36; ++k) st8(dst + k * plane, out[k]);
     }
   }
@@ -75,16 +93,20 @@ struct OutGeo {
   int block;  // 0 plain, else nChw{block}c
 };
 
+// Element (n, oc, oh, ow) of a plain Y.
 OPENACL_SIMD_INLINE int64_t out_index(const OutGeo& g, int64_t n, int64_t oc, int64_t oh, int64_t ow) {
-  if (g.block == 0) return ((n * g.M + oc) * g.OH + oh) * g.OW + ow;
-  return (((n * (g.M / g.block) + oc / g.block) * g.OH + oh) * g.OW + ow) * g.block + oc % g.block;
+  return ((n * g.M + oc) * g.OH + oh) * g.OW + ow;
 }
 
-// Y for tiles [t0, t1): m [36][T][Mp] -> y (+ bias, + residual).
+// Y for tiles [t0, t1): m [36][T][Mp] -> y (+ bias, + residual, then act;
+// relu: act is Relu). In a blocked Y the 8 channels of a block half are one
+// vector at each pixel: stored (and the residual read) as such; a plain Y
+// takes them lane by lane.
 OPENACL_AVX2_CLONES
 void output_tiles(const OutGeo& g, const float* m, const float* bias, float* y, const float* res, const Activation* act,
-                  int64_t t0, int64_t t1) {
+                  bool relu, int64_t t0, int64_t t1) {
   v8 a[36], tmp[24], o[16];
+  const v8 zero = {};
   alignas(32) float lanes[16][8];
   const int64_t plane = g.T * g.Mp;
   for (int64_t t = t0; t < t1; ++t) {
@@ -96,9 +118,28 @@ void output_tiles(const OutGeo& g, const float* m, const float* bias, float* y, 
       for (int c = 0; c < 6; ++c) at6(a + c, 6, tmp + c, 6);       // tmp [4][6] = A^T a
       for (int i = 0; i < 4; ++i) at6(tmp + i * 6, 1, o + i * 4, 1);  // o [4][4] = tmp A
       const v8 b = ld8(bias + ob * 8);
+      if (g.block != 0) {
+        // Pixel (oh, ow) of this block half at y + at + (oh * OW + ow) * block.
+        const int64_t at = (n * (g.M / g.block) + ob * 8 / g.block) * g.OH * g.OW * g.block + ob * 8 % g.block;
+        auto off = [&](int k) { return at + ((4 * ti + k / 4) * g.OW + 4 * tj + k % 4) * g.block; };
+        for (int k = 0; k < 16; ++k) {
+          if (k / 4 >= rows || k % 4 >= cols) continue;
+          o[k] += b;
+          if (res) o[k] += ld8(res + off(k));  // the residual first, then the activation (conv + r, then act)
+          if (relu) o[k] = o[k] > zero ? o[k] : zero;
+        }
+        if (act && !relu) {
+          for (int k = 0; k < 16; ++k) st8(lanes[k], o[k]);
+          act->apply_range(&lanes[0][0], 0, 16 * 8);
+          for (int k = 0; k < 16; ++k) o[k] = ld8(lanes[k]);
+        }
+        for (int k = 0; k < 16; ++k)
+          if (k / 4 < rows && k % 4 < cols) st8(y + off(k), o[k]);
+        continue;
+      }
       for (int k = 0; k < 16; ++k) st8(lanes[k], o[k] + b);
       const int64_t lanes_here = std::min<int64_t>(8, g.M - ob * 8);
-      if (res) {  // the residual first, then the activation (conv + r, then act)
+      if (res) {
         for (int64_t l = 0; l < lanes_here; ++l)
           for (int64_t i = 0; i < rows; ++i)
             for (int64_t j = 0; j < cols; ++j) lanes[i * 4 + j][l] += res[out_index(g, n, ob * 8 + l, 4 * ti + i, 4 * tj + j)];
@@ -237,7 +278,8 @@ std::shared_ptr<const WinogradConv> WinogradConv::make(const WindowGeom& g, cons
   } catch (const dnnl::error&) {
     return nullptr;
   }
-  e->p_bytes_ = align64(static_cast<size_t>(e->N_ * (e->Cp_ / 8) * e->Hp_ * e->Wp_ * 8) * sizeof(float));
+  if (src_block == 0)
+    e->p_bytes_ = align64(static_cast<size_t>(e->N_ * (e->Cp_ / 8) * e->Hp_ * e->Wp_ * 8) * sizeof(float));
   e->v_bytes_ = align64(static_cast<size_t>(36 * e->T_ * e->Cp_) * sizeof(float));
   e->m_bytes_ = align64(static_cast<size_t>(36 * e->T_ * e->Mp_) * sizeof(float));
   e->s_bytes_ = align64(e->scratch_md_.get_size());
@@ -281,16 +323,23 @@ void WinogradConv::pad_input(const float* x, float* p) const {
   });
 }
 
-void WinogradConv::transform_input(const float* p, float* v) const {
-  const Geo g{T_, tw_, th_, Cp_ / 8, Hp_, Wp_, Cp_};
-  parallel_for(T_, std::max<int64_t>(1, 64 / g.Cb), [&](int64_t t0, int64_t t1) { input_tiles(g, p, v, t0, t1); });
+void WinogradConv::transform_input(const float* x, float* p, float* v) const {
+  // Blocked X is read in place (8 channels are one vector there); plain X is
+  // first gathered into padded 8-blocks (p).
+  Geo g{T_, tw_, th_, Cp_ / 8, Cp_, x, src_block_, C_ / std::max(src_block_, 1), H_, W_, pt_, pl_};
+  if (src_block_ == 0) {
+    pad_input(x, p);
+    g.src = p, g.sb = 8, g.Cs = Cp_ / 8, g.H = Hp_, g.W = Wp_, g.pt = 0, g.pl = 0;
+  }
+  parallel_for(T_, std::max<int64_t>(1, 64 / g.Cb), [&](int64_t t0, int64_t t1) { input_tiles(g, v, t0, t1); });
 }
 
 void WinogradConv::transform_output(const float* m, float* y, const float* residual, const Activation* act) const {
   const OutGeo g{T_, tw_, th_, Mp_ / 8, Mp_, M_, OH_, OW_, dst_block_};
   if (act && act->op.empty()) act = nullptr;
+  const bool relu = act && act->op == "Relu";
   parallel_for(T_, std::max<int64_t>(1, 64 / g.Mb),
-               [&](int64_t t0, int64_t t1) { output_tiles(g, m, bias_.data(), y, residual, act, t0, t1); });
+               [&](int64_t t0, int64_t t1) { output_tiles(g, m, bias_.data(), y, residual, act, relu, t0, t1); });
 }
 
 void WinogradConv::run(const float* x, float* y, const float* residual, const Activation* act) const {
@@ -299,8 +348,7 @@ void WinogradConv::run(const float* x, float* y, const float* residual, const Ac
   float* p = reinterpret_cast<float*>(buf);
   float* v = reinterpret_cast<float*>(buf + p_bytes_);
   float* m = reinterpret_cast<float*>(buf + p_bytes_ + v_bytes_);
-  pad_input(x, p);
-  transform_input(p, v);
+  transform_input(x, p, v);
   {
     ArgSets::Lease a = args_.take();
     a.bind(DNNL_ARG_SRC, v);

@@ -50,8 +50,8 @@ class WinogradConv {
 
  private:
   WinogradConv() = default;
-  void pad_input(const float* x, float* p) const;
-  void transform_input(const float* p, float* v) const;
+  void pad_input(const float* x, float* p) const;  // plain X into padded 8-blocks
+  void transform_input(const float* x, float* p, float* v) const;
   void transform_output(const float* m, float* y, const float* residual, const Activation* act) const;
 
   int64_t N_ = 0, C_ = 0, M_ = 0, H_ = 0, W_ = 0, OH_ = 0, OW_ = 0, pt_ = 0, pl_ = 0;
