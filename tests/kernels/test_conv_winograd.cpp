@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/conv_1x1.h"
 #include "kernels/cpu/conv_ref.h"
 #include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/conv_winograd.h"
@@ -36,6 +37,15 @@ WindowGeom geom(const Case& k) {
   return g;
 }
 
+// The tile-wise products as Conv1x1 sees them: T tiles of C -> M channels.
+WindowGeom product_geom(const Case& k) {
+  const WindowGeom g = geom(k);
+  WindowGeom p;
+  p.nsp = 1, p.N = 1, p.C = k.C, p.M = k.M;
+  p.in[1] = p.out[1] = k.N * ((g.out[1] + 3) / 4) * ((g.out[2] + 3) / 4);
+  return p;
+}
+
 // plain NCHW <-> nChw{B}c
 std::vector<float> to_blocked(const std::vector<float>& x, int64_t N, int64_t C, int64_t HW, int B) {
   std::vector<float> y(x.size());
@@ -52,7 +62,7 @@ std::vector<float> from_blocked(const std::vector<float>& y, int64_t N, int64_t 
   return x;
 }
 
-double run_case(const Case& k) {
+double run_case(const Case& k, WinogradConv::Products products) {
   const WindowGeom g = geom(k);
   std::mt19937 rng(static_cast<unsigned>(k.C * 131 + k.M * 7 + k.H));
   std::uniform_real_distribution<float> u(-1.f, 1.f);
@@ -73,9 +83,13 @@ double run_case(const Case& k) {
   act.alpha = -0.5f, act.beta = 0.75f;  // Clip's bounds
   act.apply(ref.data(), static_cast<int64_t>(ny));
 
-  auto e = WinogradConv::make(g, w.data(), k.bias ? b.data() : nullptr, k.src_block, k.dst_block);
+  auto e = WinogradConv::make(g, w.data(), k.bias ? b.data() : nullptr, k.src_block, k.dst_block, nullptr, products);
   EXPECT_TRUE(e);
   if (!e) return 1e9;
+  // Our products wherever AVX-512 runs them (conv_1x1.h), oneDNN's matmul when asked.
+  const bool ours = products == WinogradConv::Products::kWhereverTheyRun ||
+                    (products == WinogradConv::Products::kWhereFaster && 36 * k.C * k.M * 4 > (1 << 20));
+  EXPECT_EQ(e->products(), ours && Conv1x1::applies(product_geom(k), k.C % 16 == 0 ? 16 : 8, 16));
   const std::vector<float> xin = k.src_block ? to_blocked(x, k.N, k.C, k.H * k.W, k.src_block) : x;
   std::vector<float> rin = k.dst_block ? to_blocked(res, k.N, k.M, ohw, k.dst_block) : res;
   std::vector<float> y(ny, 12345.f);
@@ -122,15 +136,23 @@ TEST(ConvWinograd, MatchesReference) {
       // Blocked Y stored a vector at a time: relu(conv + r) over r, another activation.
       {2, 32, 48, 10, 7, 1, 1, 1, 1, true, true, true, 16, 16, "Relu"},
       {1, 32, 40, 9, 11, 1, 1, 1, 1, true, true, false, 0, 8, "HardSwish"},
+      // U over 1 MiB (the products on Conv1x1's loops by default): 144 channels
+      // in 16-blocks; 136 in 8-blocks into 130 (the last block 2 lanes wide).
+      {1, 144, 144, 9, 9, 1, 1, 1, 1, true, true, true, 16, 16, "Relu"},
+      {1, 136, 130, 8, 10, 1, 1, 1, 1, true, false, false, 8, 0},
   };
-  for (const Case& k : cases) {
-    const double err = run_case(k);
-    EXPECT_LT(err, 2e-5) << "N" << k.N << " C" << k.C << " M" << k.M << " " << k.H << "x" << k.W << " pads " << k.pt
-                         << k.pl << k.pb << k.pr << " blocks " << k.src_block << "/" << k.dst_block << " act " << k.act;
-    std::printf("C%lld M%lld %lldx%lld blocks %d/%d: max error %.2e of the largest output\n",
-                static_cast<long long>(k.C), static_cast<long long>(k.M), static_cast<long long>(k.H),
-                static_cast<long long>(k.W), k.src_block, k.dst_block, err);
-  }
+  using P = WinogradConv::Products;
+  for (const P products : {P::kWhereFaster, P::kWhereverTheyRun, P::kNever})
+    for (const Case& k : cases) {
+      const bool matmul_only = products == P::kNever;
+      const double err = run_case(k, products);
+      EXPECT_LT(err, 2e-5) << "N" << k.N << " C" << k.C << " M" << k.M << " " << k.H << "x" << k.W << " pads "
+                           << k.pt << k.pl << k.pb << k.pr << " blocks " << k.src_block << "/" << k.dst_block
+                           << " act " << k.act << (matmul_only ? " matmul" : "");
+      std::printf("C%lld M%lld %lldx%lld blocks %d/%d%s: max error %.2e of the largest output\n",
+                  static_cast<long long>(k.C), static_cast<long long>(k.M), static_cast<long long>(k.H),
+                  static_cast<long long>(k.W), k.src_block, k.dst_block, matmul_only ? " (matmul)" : "", err);
+    }
 }
 
 TEST(ConvWinograd, AppliesOnlyWhereItShould) {

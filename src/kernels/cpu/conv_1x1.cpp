@@ -173,10 +173,28 @@ bool Conv1x1::applies(const WindowGeom& g, int64_t xb, int64_t yb) {
 std::shared_ptr<const Conv1x1> Conv1x1::make(const WindowGeom& g, const float* w, const float* b, int64_t xb,
                                              int64_t yb, const Activation& act, PackCache* packs) {
   if (!w || !applies(g, xb, yb)) return nullptr;
+  // Packed weights (change "v1" when the layout changes).
+  auto packed = pack_rows16(w, g.M, g.C, "conv1x1 [Mb][C][16] v1 C" + std::to_string(g.C) + " M" + std::to_string(g.M),
+                            packs);
+  if (!packed) return nullptr;
+  return setup(g.N, g.C, g.M, g.in_size(), xb, std::move(packed), b, act);
+}
+
+std::shared_ptr<const Conv1x1> Conv1x1::make_product(int64_t C, int64_t M, int64_t np, int64_t xb,
+                                                     std::shared_ptr<const void> packed) {
+  WindowGeom g;
+  g.nsp = 1, g.N = 1, g.C = C, g.M = M, g.G = 1, g.in[1] = g.out[1] = np, g.k[1] = 1;
+  if (!packed || !applies(g, xb, 16)) return nullptr;
+  return setup(1, C, M, np, xb, std::move(packed), nullptr, Activation());
+}
+
+std::shared_ptr<const Conv1x1> Conv1x1::setup(int64_t N, int64_t C, int64_t M, int64_t P, int64_t xb,
+                                              std::shared_ptr<const void> packed, const float* b,
+                                              const Activation& act) {
   std::shared_ptr<Conv1x1> k(new Conv1x1());
-  k->N_ = g.N, k->C_ = g.C, k->M_ = g.M, k->P_ = g.in_size(), k->xb_ = xb, k->Mb_ = (g.M + 15) / 16;
-  const int64_t C = g.C, M = g.M, Mb = k->Mb_;
-  k->bias_.assign(static_cast<size_t>(Mb * 16), 0.f);
+  k->N_ = N, k->C_ = C, k->M_ = M, k->P_ = P, k->xb_ = xb, k->Mb_ = (M + 15) / 16;
+  k->w_ = std::move(packed);
+  k->bias_.assign(static_cast<size_t>(k->Mb_ * 16), 0.f);
   if (b) std::memcpy(k->bias_.data(), b, static_cast<size_t>(M) * sizeof(float));
   k->act_ = act;
   k->kind_ = act512::kind_of(act);
@@ -184,12 +202,8 @@ std::shared_ptr<const Conv1x1> Conv1x1::make(const WindowGeom& g, const float* w
   k->half_ = M % 16 == 8 && __builtin_cpu_supports("avx512vl");
 #endif
 
-  // Packed weights (change "v1" when the layout changes).
-  k->w_ = pack_rows16(w, M, C, "conv1x1 [Mb][C][16] v1 C" + std::to_string(C) + " M" + std::to_string(M), packs);
-  if (!k->w_) return nullptr;
-
   // Tiles: pixel ranges whose X fits kRangeBytes, each range's tiles together.
-  const int64_t Cp = (C + xb - 1) / xb * xb, P = k->P_;
+  const int64_t Cp = (C + xb - 1) / xb * xb;
   k->range_ = std::max<int64_t>(24, kRangeBytes / (Cp * static_cast<int64_t>(sizeof(float))));
   const int64_t ranges = (P + k->range_ - 1) / k->range_;
   for (int64_t rg = 0; rg < ranges; ++rg) k->add_tiles(rg * P / ranges, (rg + 1) * P / ranges, &k->tiles_);

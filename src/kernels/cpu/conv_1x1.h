@@ -48,6 +48,14 @@ class Conv1x1 {
   static std::shared_ptr<const Conv1x1> make(const WindowGeom& g, const float* w, const float* b, int64_t xb,
                                              int64_t yb, const Activation& act, PackCache* packs = nullptr);
 
+  // A matrix product on these loops, for run_span: Y [np x M] = X [np x C]
+  // (rows are pixels; X in xb-blocks, Y in 16-blocks), no bias, no
+  // activation, with the weights already packed as [ceil(M/16)][C][16]
+  // (zeros past M). Winograd's tile-wise products (conv_winograd.h). nullptr
+  // where applies() would say no (no AVX-512F, np < 2, xb not 8 or 16).
+  static std::shared_ptr<const Conv1x1> make_product(int64_t C, int64_t M, int64_t np, int64_t xb,
+                                                     std::shared_ptr<const void> packed);
+
   // y = act(conv(x) + b (+ residual)); residual (Y's layout) may be y or null.
   void run(const float* x, float* y, const float* residual) const;
 
@@ -65,6 +73,9 @@ class Conv1x1 {
 
  private:
   Conv1x1() = default;
+  static std::shared_ptr<const Conv1x1> setup(int64_t N, int64_t C, int64_t M, int64_t P, int64_t xb,
+                                              std::shared_ptr<const void> packed, const float* b,
+                                              const Activation& act);
   // One tile: pixels [p0, p0 + np) of output blocks [ob0, ob0 + nb).
   struct Tile {
     int32_t p0, np, ob0, nb;

@@ -14,7 +14,9 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "kernels/cpu/conv_1x1.h"
 #include "kernels/cpu/cpu_common.h"
+#include "kernels/cpu/matmul_common.h"
 #include "kernels/cpu/simd8.h"
 
 namespace openacl::kernels::cpu {
@@ -47,8 +49,16 @@ OPENACL_SIMD_INLINE void at6(const v8* m, int stride, v8* out, int ostride) {
   out[3 * ostride] = d12 + 8.f * d34 + m5;
 }
 
+// Where channels [c0, c0 + 8) of row t lie in one of the 36 planes of V or
+// M, kept in blocks of `vb` channels ([c / vb][T][vb]): vb 8 or 16 for our
+// products (Conv1x1), the whole row (Cp or Mp) for oneDNN's matmul.
+OPENACL_SIMD_INLINE int64_t plane_offset(int64_t T, int64_t vb, int64_t t, int64_t c0) {
+  const int64_t blk = vb == 16 ? c0 >> 4 : vb == 8 ? c0 >> 3 : 0, in = vb == 16 ? c0 & 15 : vb == 8 ? 0 : c0;
+  return (blk * T + t) * vb + in;
+}
+
 struct Geo {
-  int64_t T, tw, th, Cb, Cp;  // tiles, tile columns and rows, 8-channel blocks, V's row length
+  int64_t T, tw, th, Cb, Cp, vb;  // tiles, tile columns and rows, 8-channel blocks, V's row length and block
   // The source: 8 channels of pixel (ih, iw) of image n, channel block cb at
   // src + (((n * Cs + cb * 8 / sb) * H + ih) * W + iw) * sb + cb * 8 % sb;
   // zeros outside [0, H) x [0, W). Tile (ti, tj) starts at row 4 ti - pt,
@@ -68,7 +78,8 @@ void input_tiles(const Geo& g, float* v, int64_t t0, int64_t t1) {
     const int64_t ih0 = 4 * ti - g.pt, iw0 = 4 * tj - g.pl;
     const bool inside = ih0 >= 0 && iw0 >= 0 && ih0 + 6 <= g.H && iw0 + 6 <= g.W;
     for (int64_t cb = 0; cb < g.Cb; ++cb) {
-      const float* plane0 = g.src + n * image + (cb * 8 / g.sb) * g.H * g.W * g.sb + cb * 8 % g.sb;
+      const int64_t c0 = cb * 8;  // sb is 8 or 16
+      const float* plane0 = g.src + n * image + (g.sb == 16 ? c0 >> 4 : c0 >> 3) * g.H * g.W * g.sb + (c0 & (g.sb - 1));
       if (inside) {
         const float* base = plane0 + (ih0 * g.W + iw0) * g.sb;
         for (int r = 0; r < 6; ++r)
@@ -82,14 +93,14 @@ void input_tiles(const Geo& g, float* v, int64_t t0, int64_t t1) {
       }
       for (int c = 0; c < 6; ++c) bt6(d + c, 6, tmp + c, 6);    // columns: tmp = B^T d
       for (int k = 0; k < 6; ++k) bt6(tmp + k * 6, 1, out + k * 6, 1);  // rows: out = tmp B
-      float* dst = v + t * g.Cp + cb * 8;
+      float* dst = v + plane_offset(g.T, g.vb, t, c0);
       for (int k = 0; k < 36; ++k) st8(dst + k * plane, out[k]);
     }
   }
 }
 
 struct OutGeo {
-  int64_t T, tw, th, Mb, Mp, M, OH, OW;
+  int64_t T, tw, th, Mb, Mq, mb, M, OH, OW;  // Mq, mb: M's row length and block
   int block;  // 0 plain, else nChw{block}c
 };
 
@@ -108,12 +119,12 @@ void output_tiles(const OutGeo& g, const float* m, const float* bias, float* y, 
   v8 a[36], tmp[24], o[16];
   const v8 zero = {};
   alignas(32) float lanes[16][8];
-  const int64_t plane = g.T * g.Mp;
+  const int64_t plane = g.T * g.Mq;
   for (int64_t t = t0; t < t1; ++t) {
     const int64_t n = t / (g.th * g.tw), ti = (t / g.tw) % g.th, tj = t % g.tw;
     const int64_t rows = std::min<int64_t>(4, g.OH - 4 * ti), cols = std::min<int64_t>(4, g.OW - 4 * tj);
     for (int64_t ob = 0; ob < g.Mb; ++ob) {
-      const float* src = m + t * g.Mp + ob * 8;
+      const float* src = m + plane_offset(g.T, g.mb, t, ob * 8);
       for (int k = 0; k < 36; ++k) a[k] = ld8(src + k * plane);
       for (int c = 0; c < 6; ++c) at6(a + c, 6, tmp + c, 6);       // tmp [4][6] = A^T a
       for (int i = 0; i < 4; ++i) at6(tmp + i * 6, 1, o + i * 4, 1);  // o [4][4] = tmp A
@@ -150,6 +161,50 @@ void output_tiles(const OutGeo& g, const float* m, const float* bias, float* y, 
           for (int64_t j = 0; j < cols; ++j) y[out_index(g, n, ob * 8 + l, 4 * ti + i, 4 * tj + j)] = lanes[i * 4 + j][l];
     }
   }
+}
+
+// U[k][c][m] = (G g G^T)[k] for filter (m, c) of w [M, C, 3, 3], written to
+// u [36][Cp][Mp] (its padding left as it is).
+void transform_weights(const float* w, int64_t C, int64_t M, int64_t Cp, int64_t Mp, float* u) {
+  static const double G[6][3] = {{1.0 / 4, 0, 0},
+                                 {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                 {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                 {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                 {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                 {0, 0, 1}};
+  // Input channels in parallel, output channels innermost: the writes for
+  // one (k, c) run along m (load time: ResNet-50's 13 layers took 55 ms with
+  // the loops the other way round).
+  parallel_for(C, 4, [&](int64_t c0, int64_t c1) {
+    // For one input channel c: f[t][m] (the 9 taps of every filter, m
+    // contiguous), gg[i][l][m] = sum_j G[i][j] f[3j+l][m], then the 36 rows
+    // U[i*6+k][c][m] = sum_l gg[i][l][m] G[k][l]: every loop runs along m and
+    // vectorises. float is enough here (G's entries are exact to 1e-8).
+    std::vector<float> f(static_cast<size_t>(9 * M)), gg(static_cast<size_t>(18 * M));
+    float Gf[6][3];
+    for (int i = 0; i < 6; ++i)
+      for (int j = 0; j < 3; ++j) Gf[i][j] = static_cast<float>(G[i][j]);
+    for (int64_t c = c0; c < c1; ++c) {
+      for (int64_t m = 0; m < M; ++m)
+        for (int t = 0; t < 9; ++t) f[t * M + m] = w[(m * C + c) * 9 + t];
+      for (int i = 0; i < 6; ++i)
+        for (int l = 0; l < 3; ++l) {
+          float* g = gg.data() + (i * 3 + l) * M;
+          const float* f0 = f.data() + l * M;
+          const float* f1 = f.data() + (3 + l) * M;
+          const float* f2 = f.data() + (6 + l) * M;
+          for (int64_t m = 0; m < M; ++m) g[m] = Gf[i][0] * f0[m] + Gf[i][1] * f1[m] + Gf[i][2] * f2[m];
+        }
+      for (int i = 0; i < 6; ++i)
+        for (int k = 0; k < 6; ++k) {
+          float* out = u + ((i * 6 + k) * Cp + c) * Mp;
+          const float* g0 = gg.data() + (i * 3) * M;
+          const float* g1 = g0 + M;
+          const float* g2 = g1 + M;
+          for (int64_t m = 0; m < M; ++m) out[m] = g0[m] * Gf[k][0] + g1[m] * Gf[k][1] + g2[m] * Gf[k][2];
+        }
+    }
+  });
 }
 
 inline int64_t round8(int64_t v) { return (v + 7) / 8 * 8; }
@@ -192,7 +247,8 @@ bool WinogradConv::applies(const WindowGeom& g) {
 }
 
 std::shared_ptr<const WinogradConv> WinogradConv::make(const WindowGeom& g, const float* w, const float* b,
-                                                       int src_block, int dst_block, PackCache* packs) {
+                                                       int src_block, int dst_block, PackCache* packs,
+                                                       Products products) {
   if (!w || !geometry_ok(g) || !block_ok(src_block, g.C) || !block_ok(dst_block, g.M)) return nullptr;
   std::shared_ptr<WinogradConv> e(new WinogradConv());
   e->N_ = g.N, e->C_ = g.C, e->M_ = g.M, e->H_ = g.in[1], e->W_ = g.in[2], e->OH_ = g.out[1], e->OW_ = g.out[2];
@@ -204,90 +260,117 @@ std::shared_ptr<const WinogradConv> WinogradConv::make(const WindowGeom& g, cons
   e->bias_.assign(static_cast<size_t>(e->Mp_), 0.f);
   if (b) std::memcpy(e->bias_.data(), b, static_cast<size_t>(e->M_) * sizeof(float));
 
-  // U[k][c][m] = (G g G^T)[k] for filter (m, c).
-  static const double G[6][3] = {{1.0 / 4, 0, 0},
-                                 {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                 {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                 {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                 {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                 {0, 0, 1}};
+  if (e->make_products(w, packs, products) || e->make_matmul(w, packs)) return e;
+  return nullptr;
+}
+
+bool WinogradConv::make_products(const float* w, PackCache* packs, Products when) {
+  // Our loops take the 36 products where Conv1x1 runs (AVX-512): V in
+  // 16-blocks (8 where C is not a multiple of 16), M in 16-blocks, U_k packed
+  // as Conv1x1's weights, [Mb][C][16], all 36 in one buffer. Where they pay
+  // (kWhereFaster): U over 1 MiB, which comes from memory on every run of a
+  // model (the other layers evict it) and which these loops read front to
+  // back, each U_k once. ResNet-50 on a Zen 4, the products timed in the
+  // model: the five 14x14 layers (U 9.4 MB each) 5.1-5.6 ms a run against
+  // oneDNN's 6.9-7.3 on one thread, 3.3 against 3.9-4.1 on two; the three
+  // 28x28 ones (2.4 MB) 2.0-2.1 against 2.3-2.4 on one thread; at batch 8
+  // the two 7x7 ones (38 MB) 12 against 17-19 ms. The 56x56 ones (U 0.6 MB,
+  // in the cache) ran 12% slower alone than oneDNN's and equal in the model.
+  if (when == Products::kNever) return false;
+  if (when == Products::kWhereFaster && 36 * C_ * M_ * static_cast<int64_t>(sizeof(float)) <= (int64_t{1} << 20))
+    return false;
+  vb_ = C_ % 16 == 0 ? 16 : 8, mb_ = 16;
+  const int64_t Mb = (M_ + 15) / 16;
+  Mq_ = Mb * 16;
+  WindowGeom pg;
+  pg.nsp = 1, pg.N = 1, pg.C = C_, pg.M = M_, pg.in[1] = pg.out[1] = T_;
+  if (!Conv1x1::applies(pg, vb_, 16)) return false;
+  const size_t per_k = static_cast<size_t>(Mb * C_ * 16), bytes = 36 * per_k * sizeof(float);
+  // Change "v1" when U's values or this layout change.
+  const std::string recipe =
+      "winograd F(4x4,3x3) [36][Mb][C][16] v1 C" + std::to_string(C_) + " M" + std::to_string(M_);
+  std::shared_ptr<const void> packed = packs ? packs->find(w, recipe, bytes) : nullptr;
+  if (!packed) {
+    std::vector<float> u(static_cast<size_t>(36 * C_ * M_));
+    transform_weights(w, C_, M_, C_, M_, u.data());
+    PageBuffer buf = alloc_pages(bytes);
+    if (!buf) return false;
+    float* p = static_cast<float*>(buf.get());
+    parallel_for(36 * Mb, 1, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t k = i / Mb, mb = i % Mb, lanes = std::min<int64_t>(16, M_ - mb * 16);
+        float* dst = p + i * C_ * 16;
+        for (int64_t c = 0; c < C_; ++c) {
+          const float* src = u.data() + (k * C_ + c) * M_ + mb * 16;
+          for (int64_t l = 0; l < 16; ++l) dst[c * 16 + l] = l < lanes ? src[l] : 0.f;
+        }
+      }
+    });
+    packed = std::shared_ptr<const void>(buf.release(), PageFree());
+    if (packs) packs->record(w, recipe, packed.get(), bytes, packed);
+  }
+  const float* base = static_cast<const float*>(packed.get());
+  for (int64_t k = 0; k < 36; ++k) {
+    // Each product keeps the whole buffer alive (an aliasing pointer to its U_k).
+    auto pk = Conv1x1::make_product(C_, M_, T_, vb_, std::shared_ptr<const void>(packed, base + k * per_k));
+    if (!pk) {
+      products_.clear();
+      return false;
+    }
+    products_.push_back(std::move(pk));
+  }
+  set_buffers();
+  return true;
+}
+
+bool WinogradConv::make_matmul(const float* w, PackCache* packs) {
+  vb_ = Cp_, mb_ = Mq_ = Mp_;
   try {
     using dnnl::memory;
-    e->v_md_ = memory::desc({36, e->T_, e->Cp_}, memory::data_type::f32, memory::format_tag::abc);
-    e->m_md_ = memory::desc({36, e->T_, e->Mp_}, memory::data_type::f32, memory::format_tag::abc);
-    const memory::desc u_plain({36, e->Cp_, e->Mp_}, memory::data_type::f32, memory::format_tag::abc);
-    const memory::desc u_any({36, e->Cp_, e->Mp_}, memory::data_type::f32, memory::format_tag::any);
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e->v_md_, u_any, e->m_md_), dnnl_util::base_attr(),
+    v_md_ = memory::desc({36, T_, Cp_}, memory::data_type::f32, memory::format_tag::abc);
+    m_md_ = memory::desc({36, T_, Mp_}, memory::data_type::f32, memory::format_tag::abc);
+    const memory::desc u_plain({36, Cp_, Mp_}, memory::data_type::f32, memory::format_tag::abc);
+    const memory::desc u_any({36, Cp_, Mp_}, memory::data_type::f32, memory::format_tag::any);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(v_md_, u_any, m_md_), dnnl_util::base_attr(),
                                           dnnl_util::engine());
-    e->u_md_ = pd.weights_desc();
+    u_md_ = pd.weights_desc();
     // U from the .om when atc transformed these weights for this layout (the
     // recipe names the transform's version: change it when U's values change).
     const std::string recipe =
-        packs ? dnnl_util::pack_recipe(
-                    ("winograd F(4x4,3x3) v1 C" + std::to_string(e->C_) + " M" + std::to_string(e->M_)).c_str(),
-                    u_plain, e->u_md_)
-              : std::string();
+        packs
+            ? dnnl_util::pack_recipe(
+                  ("winograd F(4x4,3x3) v1 C" + std::to_string(C_) + " M" + std::to_string(M_)).c_str(), u_plain, u_md_)
+            : std::string();
     if (!recipe.empty())
-      if (auto blob = packs->find(w, recipe, e->u_md_.get_size())) e->u_ = dnnl_util::adopt(e->u_md_, std::move(blob));
-    if (!e->u_) {
+      if (auto blob = packs->find(w, recipe, u_md_.get_size())) u_ = dnnl_util::adopt(u_md_, std::move(blob));
+    if (!u_) {
       // U is written straight into the primitive's memory when it takes the
       // plain layout (U is 4x the size of the 3x3 weights: one buffer, not two).
       dnnl_util::Packed plain = dnnl_util::packed_memory(u_plain);
       float* u = static_cast<float*>(plain.mem.get_data_handle());
-      if (e->Cp_ != e->C_ || e->Mp_ != e->M_) std::memset(u, 0, u_plain.get_size());  // the padding rows and columns
-      // Input channels in parallel, output channels innermost: the writes for
-      // one (k, c) run along m (load time: ResNet-50's 13 layers took 55 ms with
-      // the loops the other way round).
-      const int64_t C = e->C_, M = e->M_, Cp = e->Cp_, Mp = e->Mp_;
-      parallel_for(C, 4, [&](int64_t c0, int64_t c1) {
-        // For one input channel c: f[t][m] (the 9 taps of every filter, m
-        // contiguous), gg[i][l][m] = sum_j G[i][j] f[3j+l][m], then the 36 rows
-        // U[i*6+k][c][m] = sum_l gg[i][l][m] G[k][l]: every loop runs along m and
-        // vectorises. float is enough here (G's entries are exact to 1e-8).
-        std::vector<float> f(static_cast<size_t>(9 * M)), gg(static_cast<size_t>(18 * M));
-        float Gf[6][3];
-        for (int i = 0; i < 6; ++i)
-          for (int j = 0; j < 3; ++j) Gf[i][j] = static_cast<float>(G[i][j]);
-        for (int64_t c = c0; c < c1; ++c) {
-          for (int64_t m = 0; m < M; ++m)
-            for (int t = 0; t < 9; ++t) f[t * M + m] = w[(m * C + c) * 9 + t];
-          for (int i = 0; i < 6; ++i)
-            for (int l = 0; l < 3; ++l) {
-              float* g = gg.data() + (i * 3 + l) * M;
-              const float* f0 = f.data() + l * M;
-              const float* f1 = f.data() + (3 + l) * M;
-              const float* f2 = f.data() + (6 + l) * M;
-              for (int64_t m = 0; m < M; ++m) g[m] = Gf[i][0] * f0[m] + Gf[i][1] * f1[m] + Gf[i][2] * f2[m];
-            }
-          for (int i = 0; i < 6; ++i)
-            for (int k = 0; k < 6; ++k) {
-              float* out = u + ((i * 6 + k) * Cp + c) * Mp;
-              const float* g0 = gg.data() + (i * 3) * M;
-              const float* g1 = g0 + M;
-              const float* g2 = g1 + M;
-              for (int64_t m = 0; m < M; ++m) out[m] = g0[m] * Gf[k][0] + g1[m] * Gf[k][1] + g2[m] * Gf[k][2];
-            }
-        }
-      });
-      e->u_ = e->u_md_ == u_plain ? plain : dnnl_util::pack(u_plain, u, e->u_md_);
-      if (!recipe.empty())
-        packs->record(w, recipe, e->u_.mem.get_data_handle(), e->u_md_.get_size(), e->u_.storage);
+      if (Cp_ != C_ || Mp_ != M_) std::memset(u, 0, u_plain.get_size());  // the padding rows and columns
+      transform_weights(w, C_, M_, Cp_, Mp_, u);
+      u_ = u_md_ == u_plain ? plain : dnnl_util::pack(u_plain, u, u_md_);
+      if (!recipe.empty()) packs->record(w, recipe, u_.mem.get_data_handle(), u_md_.get_size(), u_.storage);
     }
-    e->scratch_md_ = pd.scratchpad_desc();
-    e->prim_ = dnnl::matmul(pd);
+    scratch_md_ = pd.scratchpad_desc();
+    prim_ = dnnl::matmul(pd);
   } catch (const dnnl::error&) {
-    return nullptr;
+    return false;
   }
-  if (src_block == 0)
-    e->p_bytes_ = align64(static_cast<size_t>(e->N_ * (e->Cp_ / 8) * e->Hp_ * e->Wp_ * 8) * sizeof(float));
-  e->v_bytes_ = align64(static_cast<size_t>(36 * e->T_ * e->Cp_) * sizeof(float));
-  e->m_bytes_ = align64(static_cast<size_t>(36 * e->T_ * e->Mp_) * sizeof(float));
-  e->s_bytes_ = align64(e->scratch_md_.get_size());
-  e->args_.add(DNNL_ARG_SRC, e->v_md_);
-  e->args_.add_fixed(DNNL_ARG_WEIGHTS, e->u_.mem);
-  e->args_.add(DNNL_ARG_DST, e->m_md_);
-  if (e->s_bytes_) e->args_.add(DNNL_ARG_SCRATCHPAD, e->scratch_md_);
-  return e;
+  s_bytes_ = align64(scratch_md_.get_size());
+  args_.add(DNNL_ARG_SRC, v_md_);
+  args_.add_fixed(DNNL_ARG_WEIGHTS, u_.mem);
+  args_.add(DNNL_ARG_DST, m_md_);
+  if (s_bytes_) args_.add(DNNL_ARG_SCRATCHPAD, scratch_md_);
+  set_buffers();
+  return true;
+}
+
+void WinogradConv::set_buffers() {
+  if (src_block_ == 0) p_bytes_ = align64(static_cast<size_t>(N_ * (Cp_ / 8) * Hp_ * Wp_ * 8) * sizeof(float));
+  v_bytes_ = align64(static_cast<size_t>(36 * T_ * Cp_) * sizeof(float));
+  m_bytes_ = align64(static_cast<size_t>(36 * T_ * Mq_) * sizeof(float));
 }
 
 void WinogradConv::pad_input(const float* x, float* p) const {
@@ -326,7 +409,7 @@ void WinogradConv::pad_input(const float* x, float* p) const {
 void WinogradConv::transform_input(const float* x, float* p, float* v) const {
   // Blocked X is read in place (8 channels are one vector there); plain X is
   // first gathered into padded 8-blocks (p).
-  Geo g{T_, tw_, th_, Cp_ / 8, Cp_, x, src_block_, C_ / std::max(src_block_, 1), H_, W_, pt_, pl_};
+  Geo g{T_, tw_, th_, Cp_ / 8, Cp_, vb_, x, src_block_, C_ / std::max(src_block_, 1), H_, W_, pt_, pl_};
   if (src_block_ == 0) {
     pad_input(x, p);
     g.src = p, g.sb = 8, g.Cs = Cp_ / 8, g.H = Hp_, g.W = Wp_, g.pt = 0, g.pl = 0;
@@ -335,7 +418,7 @@ void WinogradConv::transform_input(const float* x, float* p, float* v) const {
 }
 
 void WinogradConv::transform_output(const float* m, float* y, const float* residual, const Activation* act) const {
-  const OutGeo g{T_, tw_, th_, Mp_ / 8, Mp_, M_, OH_, OW_, dst_block_};
+  const OutGeo g{T_, tw_, th_, Mp_ / 8, Mq_, mb_, M_, OH_, OW_, dst_block_};
   if (act && act->op.empty()) act = nullptr;
   const bool relu = act && act->op == "Relu";
   parallel_for(T_, std::max<int64_t>(1, 64 / g.Mb),
@@ -349,14 +432,21 @@ void WinogradConv::run(const float* x, float* y, const float* residual, const Ac
   float* v = reinterpret_cast<float*>(buf + p_bytes_);
   float* m = reinterpret_cast<float*>(buf + p_bytes_ + v_bytes_);
   transform_input(x, p, v);
-  {
+  if (!products_.empty()) {
+    // 36 products over the compute threads, each U_k read once.
+    parallel_for(36, 1, [&](int64_t k0, int64_t k1) {
+      for (int64_t k = k0; k < k1; ++k)
+        products_[static_cast<size_t>(k)]->run_span(v + k * T_ * Cp_, T_ * vb_, m + k * T_ * Mq_, T_ * 16, nullptr,
+                                                    T_);
+    });
+  } else {
     ArgSets::Lease a = args_.take();
     a.bind(DNNL_ARG_SRC, v);
     a.bind(DNNL_ARG_DST, m);
     if (s_bytes_) a.bind(DNNL_ARG_SCRATCHPAD, buf + p_bytes_ + v_bytes_ + m_bytes_);
     a.execute(prim_);
+    stream().wait();
   }
-  stream().wait();
   transform_output(m, y, residual, act);
 }
 

@@ -21,6 +21,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/cpu/conv_1x1.h"
 #include "kernels/cpu/conv_ref.h"
 #include "kernels/cpu/dnnl_common.h"
 #include "kernels/cpu/fused_activation.h"
@@ -39,9 +40,15 @@ class WinogradConv {
   // Returns nullptr for anything else (no w, a geometry F(4x4, 3x3) does not
   // compute, a bad block) and when oneDNN declines the batched matmul.
   // packs: where the transformed weights may already be (an .om's), or are
-  // recorded (atc); may be null.
+  // recorded (atc); may be null. products: where the 36 tile-wise products
+  // run on Conv1x1's AVX-512 loops (products()) instead of one batched oneDNN
+  // matmul; the other two settings are for tests.
+  enum class Products { kWhereFaster, kWhereverTheyRun, kNever };
   static std::shared_ptr<const WinogradConv> make(const WindowGeom& g, const float* w, const float* b,
-                                                  int src_block = 0, int dst_block = 0, PackCache* packs = nullptr);
+                                                  int src_block = 0, int dst_block = 0, PackCache* packs = nullptr,
+                                                  Products products = Products::kWhereFaster);
+
+  bool products() const { return !products_.empty(); }
 
   // y = act(conv(x) + b (+ residual, which may alias y)). x, y, residual in
   // the layouts given to make(); act may be null. Uses this thread's
@@ -50,6 +57,11 @@ class WinogradConv {
 
  private:
   WinogradConv() = default;
+  // The 36 products on Conv1x1's loops (false where they do not run here), or
+  // as one batched oneDNN matmul (false where oneDNN declines it).
+  bool make_products(const float* w, PackCache* packs, Products when);
+  bool make_matmul(const float* w, PackCache* packs);
+  void set_buffers();  // p_bytes_, v_bytes_, m_bytes_
   void pad_input(const float* x, float* p) const;  // plain X into padded 8-blocks
   void transform_input(const float* x, float* p, float* v) const;
   void transform_output(const float* m, float* y, const float* residual, const Activation* act) const;
@@ -58,6 +70,10 @@ class WinogradConv {
   int64_t th_ = 0, tw_ = 0, T_ = 0;  // tile rows, tile columns, tiles in all (N * th * tw)
   int64_t Cp_ = 0, Mp_ = 0;          // channels rounded up to 8
   int64_t Hp_ = 0, Wp_ = 0;          // padded input plane: th*4+2, tw*4+2
+  // V [36][Cp / vb][T][vb] and M [36][Mq / mb][T][mb]: vb = Cp, mb = Mq = Mp
+  // for the matmul; vb 8 or 16, mb 16, Mq = M rounded up to 16 for products_.
+  int64_t vb_ = 0, mb_ = 0, Mq_ = 0;
+  std::vector<std::shared_ptr<const Conv1x1>> products_;  // U_k x V_k per k, where they run
   int src_block_ = 0, dst_block_ = 0;
   std::vector<float> bias_;  // [Mp], zeros when there is none
   dnnl::matmul prim_;
