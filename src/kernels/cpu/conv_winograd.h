@@ -38,7 +38,8 @@ class WinogradConv {
   // w: [M, C, 3, 3] float32 (constant), b: [M] or nullptr; src_block /
   // dst_block 0, 8 or 16 (a blocked side needs its channels a multiple of it).
   // Returns nullptr for anything else (no w, a geometry F(4x4, 3x3) does not
-  // compute, a bad block) and when oneDNN declines the batched matmul.
+  // compute, a bad block) and when neither our loops nor oneDNN's batched
+  // matmul take the products.
   // packs: where the transformed weights may already be (an .om's), or are
   // recorded (atc); may be null. products: where the 36 tile-wise products
   // run on Conv1x1's AVX-512 loops (products()) instead of one batched oneDNN
