@@ -6,16 +6,17 @@
 // every activation, and weights taken from a PackCache as atc stores them.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <vector>
 
+#include "blocked_conv_test_util.h"
 #include "kernels/cpu/conv_1x1.h"
 #include "kernels/cpu/conv_dw.h"
 #include "kernels/cpu/conv_irb.h"
-#include "kernels/cpu/matmul_common.h"
 #include "kernels/cpu/conv_ref.h"
+#include "kernels/cpu/matmul_common.h"
 #include "kernels/pack_cache.h"
-#include "blocked_conv_test_util.h"
 
 namespace openacl::kernels::cpu {
 namespace {
@@ -168,6 +169,35 @@ TEST(Conv1x1, FusedBlockAndPackingRefuseWhatDoesNotFit) {
   EXPECT_EQ(p[16 * 3 + 0], 0.1f);
   EXPECT_EQ(p[16 * 3 + 1], 0.f);
   EXPECT_EQ(p[2 * 16 * 3 - 1], 0.f);
+}
+
+// A plain product on these loops (Winograd's, conv_winograd.h): Y [np x M]
+// in 16-blocks = X [np x C] in xb-blocks x W packed by pack_rows16, against
+// the sums computed here; refusals of what the loops cannot run.
+TEST(Conv1x1, ProductOfPackedWeights) {
+  if (!available()) GTEST_SKIP() << "no AVX-512F (or OPENACL_CONV_1X1=0): oneDNN runs these";
+  const int64_t C = 20, M = 37, np = 13;  // X padded to 24 (8-blocks), Y to 48 (16-blocks)
+  std::vector<float> w(static_cast<size_t>(M * C)), x(static_cast<size_t>(3 * np * 8), NAN);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 7) % 11) * 0.1f - 0.5f;
+  auto xat = [&](int64_t p, int64_t c) -> float& { return x[static_cast<size_t>((c / 8 * np + p) * 8 + c % 8)]; };
+  for (int64_t p = 0; p < np; ++p)
+    for (int64_t c = 0; c < C; ++c) xat(p, c) = static_cast<float>((p * 5 + c * 3) % 13) * 0.2f - 1.f;
+  const auto packed = pack_rows16(w.data(), M, C, "test product v1", nullptr);
+  const auto e = Conv1x1::make_product(C, M, np, 8, packed);
+  ASSERT_NE(e, nullptr);
+  std::vector<float> y(static_cast<size_t>(3 * np * 16), 12345.f);
+  e->run_span(x.data(), np * 8, y.data(), np * 16, nullptr, np);
+  for (int64_t p = 0; p < np; ++p)
+    for (int64_t m = 0; m < 48; ++m) {
+      double want = 0;
+      for (int64_t c = 0; m < M && c < C; ++c)
+        want += static_cast<double>(xat(p, c)) * w[static_cast<size_t>(m * C + c)];
+      EXPECT_NEAR(y[static_cast<size_t>((m / 16 * np + p) * 16 + m % 16)], want, 1e-4) << "pixel " << p << " m " << m;
+    }
+  EXPECT_EQ(Conv1x1::make_product(C, M, np, 8, nullptr), nullptr);  // no weights
+  EXPECT_EQ(Conv1x1::make_product(C, M, 1, 8, packed), nullptr);    // one pixel
+  EXPECT_EQ(Conv1x1::make_product(C, M, np, 4, packed), nullptr);   // not a block size
+  EXPECT_EQ(Conv1x1::make_product(0, M, np, 8, packed), nullptr);   // no channels
 }
 
 }  // namespace

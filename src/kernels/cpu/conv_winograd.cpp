@@ -49,12 +49,20 @@ OPENACL_SIMD_INLINE void at6(const v8* m, int stride, v8* out, int ostride) {
   out[3 * ostride] = d12 + 8.f * d34 + m5;
 }
 
+// Channels [c0, c0 + 8) (c0 a multiple of 8) in blocks of b channels: the
+// block's index times `stride` plus the offset in the block. b is 8 or 16
+// (shifts, no division), or any other b for one block holding them all.
+OPENACL_SIMD_INLINE int64_t block_offset(int64_t b, int64_t c0, int64_t stride) {
+  if (b == 16) return (c0 >> 4) * stride + (c0 & 15);
+  if (b == 8) return (c0 >> 3) * stride;
+  return c0;
+}
+
 // Where channels [c0, c0 + 8) of row t lie in one of the 36 planes of V or
 // M, kept in blocks of `vb` channels ([c / vb][T][vb]): vb 8 or 16 for our
-// products (Conv1x1), the whole row (Cp or Mp) for oneDNN's matmul.
+// products (Conv1x1), the whole row (Cp or Mq) for oneDNN's matmul.
 OPENACL_SIMD_INLINE int64_t plane_offset(int64_t T, int64_t vb, int64_t t, int64_t c0) {
-  const int64_t blk = vb == 16 ? c0 >> 4 : vb == 8 ? c0 >> 3 : 0, in = vb == 16 ? c0 & 15 : vb == 8 ? 0 : c0;
-  return (blk * T + t) * vb + in;
+  return t * vb + block_offset(vb, c0, T * vb);
 }
 
 struct Geo {
@@ -67,7 +75,7 @@ struct Geo {
   int64_t sb, Cs, H, W, pt, pl;
 };
 
-// V[k][t][c] for tiles [t0, t1) and all channel blocks.
+// V (36 planes, plane_offset) for tiles [t0, t1) and all channel blocks.
 OPENACL_AVX2_CLONES
 void input_tiles(const Geo& g, float* v, int64_t t0, int64_t t1) {
   v8 d[36], tmp[36], out[36];
@@ -79,7 +87,7 @@ void input_tiles(const Geo& g, float* v, int64_t t0, int64_t t1) {
     const bool inside = ih0 >= 0 && iw0 >= 0 && ih0 + 6 <= g.H && iw0 + 6 <= g.W;
     for (int64_t cb = 0; cb < g.Cb; ++cb) {
       const int64_t c0 = cb * 8;  // sb is 8 or 16
-      const float* plane0 = g.src + n * image + (g.sb == 16 ? c0 >> 4 : c0 >> 3) * g.H * g.W * g.sb + (c0 & (g.sb - 1));
+      const float* plane0 = g.src + n * image + block_offset(g.sb, c0, g.H * g.W * g.sb);
       if (inside) {
         const float* base = plane0 + (ih0 * g.W + iw0) * g.sb;
         for (int r = 0; r < 6; ++r)
@@ -109,7 +117,7 @@ OPENACL_SIMD_INLINE int64_t out_index(const OutGeo& g, int64_t n, int64_t oc, in
   return ((n * g.M + oc) * g.OH + oh) * g.OW + ow;
 }
 
-// Y for tiles [t0, t1): m [36][T][Mp] -> y (+ bias, + residual, then act;
+// Y for tiles [t0, t1): m (36 planes, plane_offset) -> y (+ bias, + residual, then act;
 // relu: act is Relu). In a blocked Y the 8 channels of a block half are one
 // vector at each pixel: stored (and the residual read) as such; a plain Y
 // takes them lane by lane.
@@ -131,7 +139,7 @@ void output_tiles(const OutGeo& g, const float* m, const float* bias, float* y, 
       const v8 b = ld8(bias + ob * 8);
       if (g.block != 0) {
         // Pixel (oh, ow) of this block half at y + at + (oh * OW + ow) * block.
-        const int64_t at = (n * (g.M / g.block) + ob * 8 / g.block) * g.OH * g.OW * g.block + ob * 8 % g.block;
+        const int64_t at = n * g.M * g.OH * g.OW + block_offset(g.block, ob * 8, g.OH * g.OW * g.block);
         auto off = [&](int k) { return at + ((4 * ti + k / 4) * g.OW + 4 * tj + k % 4) * g.block; };
         for (int k = 0; k < 16; ++k) {
           if (k / 4 >= rows || k % 4 >= cols) continue;
