@@ -10,29 +10,13 @@
 #include "graph/passes.h"
 #include "kernels/cpu/fused_activation.h"
 #include "kernels/cpu/sgemm_packed.h"
+#include "gemm_reference.h"
 #include "op_test_util.h"
 
 namespace openacl::testing {
 namespace {
 
 namespace sp = kernels::cpu::sgemm_packed;
-
-// act(a x b + bias + res), b given as b[k * sk + n * sn].
-std::vector<double> reference(int64_t M, int64_t K, int64_t N, const std::vector<float>& a, const std::vector<float>& b,
-                              int64_t sk, int64_t sn, const float* bias, const float* res, const std::string& act) {
-  std::vector<double> c(static_cast<size_t>(M * N));
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t n = 0; n < N; ++n) {
-      double s = bias ? bias[n] : 0.0;
-      if (res) s += res[m * N + n];
-      for (int64_t k = 0; k < K; ++k) s += double(a[m * K + k]) * b[k * sk + n * sn];
-      if (act == "Relu") s = s > 0 ? s : 0;
-      if (act == "Clip") s = std::min(std::max(s, -0.5), 0.5);
-      if (act == "Gelu") s = 0.5 * s * (1 + std::erf(s / std::sqrt(2.0)));
-      c[m * N + n] = s;
-    }
-  return c;
-}
 
 void expect_near(const std::vector<float>& got, const std::vector<double>& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
@@ -58,27 +42,31 @@ TEST(SgemmPacked, MatchesReference) {
       for (int64_t k = 0; k < t.K; ++k)
         for (int64_t n = 0; n < t.N; ++n) bt[n * t.K + k] = b[k * t.N + n];
       std::vector<float> packed(sp::packed_floats(t.K, t.N));
-      if (transposed) sp::pack(bt.data(), t.K, t.N, 1, t.K, packed.data());
-      else sp::pack(b.data(), t.K, t.N, t.N, 1, packed.data());
+      if (transposed)
+        sp::pack(bt.data(), t.K, t.N, 1, t.K, packed.data());
+      else
+        sp::pack(b.data(), t.K, t.N, t.N, 1, packed.data());
       const std::string what = std::to_string(t.M) + "x" + std::to_string(t.K) + "x" + std::to_string(t.N) +
                                (transposed ? " (B transposed)" : "");
       // plain
       std::vector<float> c(t.M * t.N, 42.f);
       ASSERT_TRUE(sp::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), nullptr, nullptr, c.data(), nullptr));
-      expect_near(c, reference(t.M, t.K, t.N, a, b, t.N, 1, nullptr, nullptr, ""), what);
+      expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, nullptr, nullptr, ""), what);
       // bias + residual + Relu
       kernels::cpu::Activation relu{"Relu", 0.f, 0.f};
       sp::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), res.data(), c.data(), &relu);
-      expect_near(c, reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), res.data(), "Relu"), what + " bias+res+Relu");
+      expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), res.data(), "Relu"),
+                  what + " bias+res+Relu");
       // the residual in place (the output over it), Clip
       kernels::cpu::Activation clip{"Clip", -0.5f, 0.5f};
       c = res;
       sp::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), nullptr, c.data(), c.data(), &clip);
-      expect_near(c, reference(t.M, t.K, t.N, a, b, t.N, 1, nullptr, res.data(), "Clip"), what + " res in place+Clip");
+      expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, nullptr, res.data(), "Clip"),
+                  what + " res in place+Clip");
       // Gelu (on 8 lanes, the tail of each row by std::erf)
       kernels::cpu::Activation gelu{"Gelu", 0.f, 0.f};
       sp::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), nullptr, c.data(), &gelu);
-      expect_near(c, reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), nullptr, "Gelu"), what + " bias+Gelu");
+      expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), nullptr, "Gelu"), what + " bias+Gelu");
     }
   }
 }
@@ -138,7 +126,7 @@ TEST(SgemmPacked, MatMulWithFusedEpilogue) {
                             tensor<float>({batch, M, N}, res)});
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     EXPECT_EQ(r.outputs[0]->dims, (std::vector<int64_t>{batch, M, N}));
-    expect_near(values<float>(r.outputs[0]), reference(batch * M, K, N, a, b, N, 1, bias.data(), res.data(), act),
+    expect_near(values<float>(r.outputs[0]), gemm_reference(batch * M, K, N, a, b, N, 1, bias.data(), res.data(), act),
                 std::string("MatMul + bias + residual ") + act);
   }
 }

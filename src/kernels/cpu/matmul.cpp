@@ -9,6 +9,7 @@
 #include "kernels/cpu/conv_ref.h"  // load_as / store_from
 #include "kernels/cpu/matmul_common.h"
 #include "kernels/cpu/sgemm_packed.h"
+#include "kernels/cpu/sgemm_strassen.h"
 #include "base/page_alloc.h"
 
 namespace openacl::kernels::cpu {
@@ -246,24 +247,40 @@ class MatMulKernel final : public Kernel {
   dnnl_util::ShapeCache<MatmulEntry> cache_;
 #endif
 
-  // A constant 2-D B on an AVX2 machine without AVX-512: packed once for
-  // sgemm_packed (from atc's blob when the .om has one). False when that GEMM
-  // does not apply here (oneDNN's matmul is built instead).
+  // A constant 2-D B packed once for a GEMM of our own (from atc's blob when
+  // the .om has one): on AVX-512, the Strassen GEMM where it pays
+  // (sgemm_strassen.h); on an AVX2 machine without AVX-512, sgemm_packed.
+  // False when neither applies (oneDNN's matmul is built instead).
   bool build_packed(const MatmulShape& s, const std::vector<int64_t>& a_dims, const float* b, PackCache* packs) {
-    static const char* const kActs[] = {"", "Relu", "LeakyRelu", "Clip", "Gelu"};  // cheap per block
     int64_t rows = s.M;
     for (int64_t d : s.batch) rows *= d;
-    if (!b || !s.b_is_2d || !sgemm_packed::prefer() || !sgemm_packed::fits(rows, s.K, s.N) ||
-        std::find(std::begin(kActs), std::end(kActs), act_.op) == std::end(kActs))
-      return false;
-    const size_t bytes = sgemm_packed::packed_floats(s.K, s.N) * sizeof(float);
-    const std::string recipe = std::string(sgemm_packed::recipe()) + " " + std::to_string(s.K) + "x" +
-                               std::to_string(s.N);
+    if (!b || !s.b_is_2d) return false;
+    size_t bytes = 0;
+    std::string recipe;
+    if (sgemm_strassen::supported() && sgemm_strassen::pays(rows, s.K, s.N)) {
+      strassen_ = true;
+      bytes = sgemm_strassen::packed_floats(s.K, s.N) * sizeof(float);
+      recipe = sgemm_strassen::recipe();
+    } else {
+      static const char* const kActs[] = {"", "Relu", "LeakyRelu", "Clip", "Gelu"};  // cheap per block
+      if (!sgemm_packed::prefer() || !sgemm_packed::fits(rows, s.K, s.N) ||
+          std::find(std::begin(kActs), std::end(kActs), act_.op) == std::end(kActs))
+        return false;
+      bytes = sgemm_packed::packed_floats(s.K, s.N) * sizeof(float);
+      recipe = sgemm_packed::recipe();
+    }
+    recipe += " " + std::to_string(s.K) + "x" + std::to_string(s.N);
     std::shared_ptr<const void> blob = packs ? packs->find(b, recipe, bytes) : nullptr;
     if (!blob) {
       PageBuffer buf = alloc_pages(bytes);
-      if (!buf) return false;
-      sgemm_packed::pack(b, s.K, s.N, s.N, 1, static_cast<float*>(buf.get()));
+      if (!buf) {
+        strassen_ = false;
+        return false;
+      }
+      if (strassen_)
+        sgemm_strassen::pack(b, s.K, s.N, s.N, 1, static_cast<float*>(buf.get()));
+      else
+        sgemm_packed::pack(b, s.K, s.N, s.N, 1, static_cast<float*>(buf.get()));
       std::shared_ptr<const void> keep(buf.release(), PageFree());
       if (packs) packs->record(b, recipe, keep.get(), bytes, keep);
       blob = std::move(keep);
@@ -278,8 +295,8 @@ class MatMulKernel final : public Kernel {
                          const float** res) const {
     if (bias_) {
       const Tensor& t = ctx.input(2);
-      if (t.dtype != DType::kFloat32 || t.elements() != s.N) return ctx.fail("the fused bias must be %lld float32 values",
-                                                                             static_cast<long long>(s.N));
+      if (t.dtype != DType::kFloat32 || t.elements() != s.N)
+        return ctx.fail("the fused bias must be %lld float32 values", static_cast<long long>(s.N));
       *bias = t.as<float>();
     }
     if (sum_) {
@@ -295,13 +312,17 @@ class MatMulKernel final : public Kernel {
     const float* res = nullptr;
     OPENACL_RETURN_IF_ERROR(epilogue_inputs(ctx, s, *y, &bias, &res));
     const int64_t rows = y->elements() / s.N;
-    if (!sgemm_packed::run(rows, s.N, s.K, a.as<float>(), s.K, static_cast<const float*>(packed_b_.get()), bias, res,
-                           y->as<float>(), &act_))
+    const float* pb = static_cast<const float*>(packed_b_.get());
+    const bool ran = strassen_
+                         ? sgemm_strassen::run(rows, s.N, s.K, a.as<float>(), s.K, pb, bias, res, y->as<float>(), &act_)
+                         : sgemm_packed::run(rows, s.N, s.K, a.as<float>(), s.K, pb, bias, res, y->as<float>(), &act_);
+    if (!ran)
       return ctx.fail("packed GEMM of %lld x %lld x %lld not runnable here (internal error)",
                       static_cast<long long>(rows), static_cast<long long>(s.K), static_cast<long long>(s.N));
     return Status::Ok();
   }
   std::shared_ptr<const void> packed_b_;
+  bool strassen_ = false;  // packed_b_ is sgemm_strassen's (else sgemm_packed's)
   std::vector<int64_t> packed_a_dims_;
 
   // y = act(a x b + bias + residual) for a MatMul with a fused epilogue

@@ -1,0 +1,360 @@
+// The one-level Strassen GEMM for a constant B (sgemm_strassen.h).
+#include "kernels/cpu/sgemm_strassen.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/cpu/act512.h"
+#include "kernels/cpu/cpu_common.h"
+#include "kernels/cpu/fused_activation.h"
+#include "kernels/cpu/gelu_avx2.h"
+
+#if defined(OPENACL_ACT512) && defined(OPENACL_GELU_AVX2)
+#define OPENACL_STRASSEN_AVX512 1
+#endif
+
+namespace openacl::kernels::cpu::sgemm_strassen {
+namespace {
+
+// Rows per tile for a group of nb 16-column panels: 24 sums in registers
+// (16 for one panel), the rest of the 32 for B's vectors.
+constexpr int kTileRows[5] = {0, 16, 12, 8, 6};
+// A's operand rows of one row block stay within this many bytes (half a Zen
+// 4's L2) while the block's column groups read them (128 x 3072 x 768 on
+// one thread: 5.4 ms with a quarter, 5.1 with half).
+constexpr int64_t kBlockBytes = 512 << 10;
+
+// Where a product's tile goes: quadrant q of C (0 C11, 1 C12, 2 C21, 3 C22)
+// with a sign; `first`: the first product to reach that quadrant (it
+// writes bias + residual + its sums), `last`: the last (it applies the
+// activation).
+struct Quad {
+  int q;
+  float sign;
+  bool first, last;
+};
+// A product: its A operand (0..4: the sums A11 + A22, A21 + A22, A11 + A12,
+// A21 - A11, A12 - A22 in the scratch; 5: A11, 6: A22, read in place), and
+// the quadrants it adds into. Its B operand is combination i for product i.
+struct Product {
+  int a;
+  int nq;
+  Quad d[2];
+};
+constexpr Product kProducts[7] = {
+    {0, 2, {{0, 1.f, true, false}, {3, 1.f, true, false}}},    // P1 = (A11 + A22)(B11 + B22)
+    {1, 2, {{2, 1.f, true, false}, {3, -1.f, false, false}}},  // P2 = (A21 + A22) B11
+    {5, 2, {{1, 1.f, true, false}, {3, 1.f, false, false}}},   // P3 = A11 (B12 - B22)
+    {6, 2, {{0, 1.f, false, false}, {2, 1.f, false, true}}},   // P4 = A22 (B21 - B11)
+    {2, 2, {{0, -1.f, false, false}, {1, 1.f, false, true}}},  // P5 = (A11 + A12) B22
+    {3, 1, {{3, 1.f, false, true}, {}}},                       // P6 = (A21 - A11)(B11 + B12)
+    {4, 1, {{0, 1.f, false, true}, {}}},                       // P7 = (A12 - A22)(B21 + B22)
+};
+
+bool enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("OPENACL_STRASSEN");
+    return !(e && std::string(e) == "0");
+  }();
+  return on;
+}
+
+// This thread's buffer for A's sums, grown to at least n floats (allocates
+// only when it grows: the first run of the largest GEMM).
+float* sums_buffer(size_t n) {
+  thread_local std::vector<float> buf;
+  if (buf.size() < n) buf.resize(n);
+  return buf.data();
+}
+
+#ifdef OPENACL_STRASSEN_AVX512
+using namespace act512;
+
+// One destination of a tile: its place in C, in the residual and in the bias.
+struct Dest {
+  float* c;
+  const float* r;     // null: no residual, or not the first product here
+  const float* bias;  // 16 * NB values (zeros without a bias)
+  float sign;
+  bool first, last;
+};
+
+struct TileArgs {
+  const float* a;  // the tile's first row of the A operand
+  int64_t lda;
+  const float* w;  // the first panel of the tile's group: [K2][16], panels K2 * 16 floats apart
+  int64_t K2;
+  const float* pf;  // a panel (K2 lines) to prefetch into L2 while the tile runs, or null
+  int64_t ldc;      // floats between rows of C (and of the residual)
+  int nd;
+  Dest d[2];
+  int kind;  // act512::Kind of the activation (applied by `last` destinations)
+  float alpha, beta;
+};
+
+template <int KIND, int NB, int NP>
+__attribute__((target("avx512f"), always_inline)) inline void add_into(const Dest& d, int64_t ldc,
+                                                                       const __m512 (&acc)[NB][NP], float alpha,
+                                                                       float beta) {
+  const __m512 s = _mm512_set1_ps(d.sign);
+#pragma GCC unroll 16
+  for (int i = 0; i < NP; ++i) {
+    float* ci = d.c + i * ldc;
+    const float* ri = d.r ? d.r + i * ldc : nullptr;
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) {
+      __m512 base;
+      if (d.first) {
+        base = _mm512_loadu_ps(d.bias + 16 * j);
+        if (ri) base = _mm512_add_ps(base, _mm512_loadu_ps(ri + 16 * j));
+      } else {
+        base = _mm512_loadu_ps(ci + 16 * j);
+      }
+      __m512 v = _mm512_fmadd_ps(acc[j][i], s, base);
+      v = apply<KIND>(v, alpha, beta);
+      _mm512_storeu_ps(ci + 16 * j, v);
+    }
+  }
+}
+
+// NP rows x NB panels of one product over K2, then added into its quadrants.
+template <int NB, int NP>
+__attribute__((target("avx512f"))) void tile_kernel(const TileArgs& t) {
+  __m512 acc[NB][NP];
+#pragma GCC unroll 4
+  for (int j = 0; j < NB; ++j)
+#pragma GCC unroll 16
+    for (int i = 0; i < NP; ++i) acc[j][i] = _mm512_setzero_ps();
+  const int64_t wps = t.K2 * 16;
+  const float* a = t.a;
+  const float* w = t.w;
+  const float* pf = t.pf;
+  for (int64_t k = 0; k < t.K2; ++k, w += 16) {
+    if (pf) _mm_prefetch(reinterpret_cast<const char*>(pf + k * 16), _MM_HINT_T1);
+    __m512 wv[NB];
+#pragma GCC unroll 4
+    for (int j = 0; j < NB; ++j) wv[j] = _mm512_loadu_ps(w + j * wps);
+#pragma GCC unroll 16
+    for (int i = 0; i < NP; ++i) {
+      const __m512 av = _mm512_set1_ps(a[i * t.lda + k]);
+#pragma GCC unroll 4
+      for (int j = 0; j < NB; ++j) acc[j][i] = _mm512_fmadd_ps(av, wv[j], acc[j][i]);
+    }
+  }
+  for (int q = 0; q < t.nd; ++q) {
+    const Dest& d = t.d[q];
+    if (!d.last) {
+      add_into<kNone, NB, NP>(d, t.ldc, acc, 0.f, 0.f);
+      continue;
+    }
+    switch (t.kind) {
+      case kRelu:
+        add_into<kRelu, NB, NP>(d, t.ldc, acc, t.alpha, t.beta);
+        break;
+      case kLeakyRelu:
+        add_into<kLeakyRelu, NB, NP>(d, t.ldc, acc, t.alpha, t.beta);
+        break;
+      case kClip:
+        add_into<kClip, NB, NP>(d, t.ldc, acc, t.alpha, t.beta);
+        break;
+      case kHardSigmoid:
+        add_into<kHardSigmoid, NB, NP>(d, t.ldc, acc, t.alpha, t.beta);
+        break;
+      case kHardSwish:
+        add_into<kHardSwish, NB, NP>(d, t.ldc, acc, t.alpha, t.beta);
+        break;
+      default:
+        add_into<kNone, NB, NP>(d, t.ldc, acc, 0.f, 0.f);
+        break;
+    }
+  }
+}
+
+using TileFn = void (*)(const TileArgs&);
+using TileRow = std::array<TileFn, 17>;
+
+template <int NB, int... NP>
+constexpr TileRow row(std::integer_sequence<int, NP...>) {
+  TileRow r{};
+  ((r[NP + 1] = NP + 1 <= kTileRows[NB] ? &tile_kernel<NB, (NP + 1 <= kTileRows[NB] ? NP + 1 : 1)> : nullptr), ...);
+  return r;
+}
+// kTiles[nb][np]: every tile shape run() may meet.
+const std::array<TileRow, 5> kTiles = {
+    TileRow{}, row<1>(std::make_integer_sequence<int, 16>{}), row<2>(std::make_integer_sequence<int, 16>{}),
+    row<3>(std::make_integer_sequence<int, 16>{}), row<4>(std::make_integer_sequence<int, 16>{})};
+
+// A's five sums of rows [r0, r1) of the half (row r of a sum combines rows
+// r and M2 + r of A): sums[s][r][k], s as Product::a.
+void make_sums(const float* a, int64_t lda, int64_t M2, int64_t K2, int64_t r0, int64_t r1, float* sums) {
+  const size_t plane = static_cast<size_t>(M2 * K2);
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* a11 = a + r * lda;
+    const float* a12 = a11 + K2;
+    const float* a21 = a + (M2 + r) * lda;
+    const float* a22 = a21 + K2;
+    float* s0 = sums + r * K2;
+    float* s1 = s0 + plane;
+    float* s2 = s1 + plane;
+    float* s3 = s2 + plane;
+    float* s4 = s3 + plane;
+#pragma omp simd
+    for (int64_t k = 0; k < K2; ++k) {
+      s0[k] = a11[k] + a22[k];
+      s1[k] = a21[k] + a22[k];
+      s2[k] = a11[k] + a12[k];
+      s3[k] = a21[k] - a11[k];
+      s4[k] = a12[k] - a22[k];
+    }
+  }
+}
+
+// One run's operands and its division into tasks.
+struct Job {
+  int64_t M2, K2, N2, N, panels, blocks, groups;
+  const float *a, *packed, *bias, *res;
+  int64_t lda;
+  float *c, *sums;
+  const Activation* act;
+  int kind;  // act512::Kind of act
+};
+
+// Task `task`: row block task / groups x column group task % groups, all
+// seven products.
+void run_task(const Job& j, int64_t task) {
+  alignas(64) static const float kZeros[64] = {};
+  const int64_t K2 = j.K2, N2 = j.N2, N = j.N;
+  const int64_t rb = task / j.groups, g = task % j.groups;
+  const int64_t r0 = rb * j.M2 / j.blocks, r1 = (rb + 1) * j.M2 / j.blocks;
+  const int64_t p0 = g * j.panels / j.groups, nb = (g + 1) * j.panels / j.groups - p0;
+  const int64_t nt = (r1 - r0 + kTileRows[nb] - 1) / kTileRows[nb];
+  const bool gelu = j.kind == kOther && j.act->op == "Gelu";
+  for (int pi = 0; pi < 7; ++pi) {
+    const Product& P = kProducts[pi];
+    TileArgs t;
+    if (P.a < 5)
+      t.a = j.sums + static_cast<size_t>(P.a) * static_cast<size_t>(j.M2 * K2), t.lda = K2;
+    else if (P.a == 5)
+      t.a = j.a, t.lda = j.lda;
+    else
+      t.a = j.a + j.M2 * j.lda + K2, t.lda = j.lda;
+    const float* const abase = t.a;
+    t.K2 = K2, t.ldc = N, t.nd = P.nq;
+    t.w = j.packed + static_cast<size_t>(pi) * static_cast<size_t>(K2 * N2) + p0 * K2 * 16;
+    t.kind = j.kind == kOther ? kNone : j.kind;
+    t.alpha = j.act ? j.act->alpha : 0.f, t.beta = j.act ? j.act->beta : 0.f;
+    // The next product's panels (after the last product, the next task's),
+    // one panel per tile, into L2 while this product runs: B's combinations
+    // come from memory, and the hardware prefetcher starts late on each new
+    // group (128 x 768 x 3072 with B from memory, one thread: oneDNN's time
+    // over ours 1.02-1.08 without, 1.09-1.13 with).
+    const float* next = nullptr;
+    int64_t next_nb = 0;
+    if (pi < 6) {
+      next = t.w + static_cast<size_t>(K2 * N2), next_nb = nb;
+    } else if (task + 1 < j.blocks * j.groups) {
+      const int64_t g2 = (task + 1) % j.groups, q0 = g2 * j.panels / j.groups;
+      next = j.packed + q0 * K2 * 16, next_nb = (g2 + 1) * j.panels / j.groups - q0;
+    }
+    for (int64_t ti = 0; ti < nt; ++ti) {
+      t.pf = next && ti < next_nb ? next + ti * K2 * 16 : nullptr;
+      const int64_t ta = r0 + ti * (r1 - r0) / nt, tb = r0 + (ti + 1) * (r1 - r0) / nt;
+      t.a = abase + ta * t.lda;
+      for (int q = 0; q < P.nq; ++q) {
+        const Quad& qd = P.d[q];
+        const int64_t off = ((qd.q / 2) * j.M2 + ta) * N + (qd.q % 2) * N2 + p0 * 16;
+        Dest& d = t.d[q];
+        d.c = j.c + off;
+        d.r = j.res && qd.first ? j.res + off : nullptr;
+        d.bias = j.bias ? j.bias + (qd.q % 2) * N2 + p0 * 16 : kZeros;
+        d.sign = qd.sign, d.first = qd.first, d.last = qd.last;
+      }
+      kTiles[static_cast<size_t>(nb)][static_cast<size_t>(tb - ta)](t);
+      if (j.kind == kOther)  // an activation without a vector form in act512: on the stored rows
+        for (int q = 0; q < P.nq; ++q)
+          if (P.d[q].last)
+            for (int64_t i = 0; i < tb - ta; ++i) {
+              float* row = t.d[q].c + i * N;
+              if (gelu)
+                gelu_avx2(row, nb * 16);
+              else
+                j.act->apply_range(row, 0, nb * 16);
+            }
+    }
+  }
+}
+#endif  // OPENACL_STRASSEN_AVX512
+
+}  // namespace
+
+bool supported() {
+#ifdef OPENACL_STRASSEN_AVX512
+  static const bool avx512 =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return avx512 && enabled();
+#else
+  return false;
+#endif
+}
+
+bool fits(int64_t M, int64_t K, int64_t N) {
+  const int64_t most = int64_t{1} << 30;
+  return M >= 2 && M % 2 == 0 && K >= 2 && K % 2 == 0 && N >= 32 && N % 32 == 0 && M <= most && K <= most && N <= most;
+}
+
+bool pays(int64_t M, int64_t K, int64_t N) { return fits(M, K, N) && M >= kMinRows && K * N >= kMinWeights; }
+
+size_t packed_floats(int64_t K, int64_t N) {
+  return size_t{7} * static_cast<size_t>(K / 2) * static_cast<size_t>(N / 2);
+}
+
+void pack(const float* b, int64_t K, int64_t N, int64_t stride_k, int64_t stride_n, float* out) {
+  const int64_t K2 = K / 2, N2 = N / 2, panels = N2 / 16;
+  const size_t combo = static_cast<size_t>(K2 * N2);
+  auto at = [&](int64_t k, int64_t n) { return b[k * stride_k + n * stride_n]; };
+  parallel_for(panels, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t p = lo; p < hi; ++p)
+      for (int64_t k = 0; k < K2; ++k)
+        for (int64_t l = 0; l < 16; ++l) {
+          const int64_t n = p * 16 + l;
+          const float b11 = at(k, n), b12 = at(k, N2 + n), b21 = at(K2 + k, n), b22 = at(K2 + k, N2 + n);
+          const float w[7] = {b11 + b22, b11, b12 - b22, b21 - b11, b22, b11 + b12, b21 + b22};
+          const size_t o = static_cast<size_t>((p * K2 + k) * 16 + l);
+          for (int i = 0; i < 7; ++i) out[i * combo + o] = w[i];
+        }
+  });
+}
+
+const char* recipe() { return "openacl strassen v1 [7][N/32][K/2][16]"; }
+
+bool run(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* packed, const float* bias,
+         const float* res, float* c, const Activation* act) {
+  if (!supported() || !fits(M, K, N)) return false;
+#ifdef OPENACL_STRASSEN_AVX512
+  Job j;
+  j.M2 = M / 2, j.K2 = K / 2, j.N2 = N / 2, j.N = N, j.panels = j.N2 / 16;
+  j.a = a, j.lda = lda, j.packed = packed, j.bias = bias, j.res = res, j.c = c, j.act = act;
+  j.kind = act ? act512::kind_of(*act) : act512::kNone;
+  j.sums = sums_buffer(static_cast<size_t>(5 * j.M2 * j.K2));
+  parallel_for(j.M2, std::max<int64_t>(1, 4096 / j.K2),
+               [&](int64_t lo, int64_t hi) { make_sums(a, lda, j.M2, j.K2, lo, hi, j.sums); });
+  // Row blocks (A's operand rows within kBlockBytes) x column groups (up to
+  // four panels, sizes balanced): the tasks.
+  const int64_t block_rows = std::max<int64_t>(6, kBlockBytes / (j.K2 * static_cast<int64_t>(sizeof(float))));
+  j.blocks = (j.M2 + block_rows - 1) / block_rows;
+  j.groups = (j.panels + 3) / 4;
+  parallel_for(j.blocks * j.groups, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t task = lo; task < hi; ++task) run_task(j, task);
+  });
+  return true;
+#else
+  (void)a, (void)lda, (void)packed, (void)bias, (void)res, (void)c, (void)act;
+  return false;
+#endif
+}
+
+}  // namespace openacl::kernels::cpu::sgemm_strassen

@@ -1,0 +1,80 @@
+// A float32 GEMM for a constant B (a MatMul's weights) with one level of
+// Strassen's algorithm, on CPUs with AVX-512F:
+// C[M,N] = act(A[M,K] x B[K,N] + bias + res) as seven products of half the
+// size in every dimension instead of eight, 12.5% fewer multiply-adds.
+//
+// Why: BERT's GEMMs already run at about 90% of the FMA peak on oneDNN's
+// kernels and on ours alike (105 GFLOP/s of 116 on one Zen 4 thread, the
+// 128 x 768 x 3072 product hot), so running the same FLOPs faster cannot
+// reach much further; fewer FLOPs can (as Winograd does for ResNet-50's 3x3
+// convolutions). The price is memory: B is kept as the seven combinations
+// its products need, 7/4 of its size.
+//
+// The algorithm (A, B and C split in halves of rows and columns: A11 is A's
+// first M/2 rows and first K/2 columns, B21 is B's last K/2 rows and first
+// N/2 columns):
+//   P1 = (A11 + A22)(B11 + B22)   P5 = (A11 + A12) B22
+//   P2 = (A21 + A22) B11          P6 = (A21 - A11)(B11 + B12)
+//   P3 = A11 (B12 - B22)          P7 = (A12 - A22)(B21 + B22)
+//   P4 = A22 (B21 - B11)
+//   C11 = P1 + P4 - P5 + P7       C12 = P3 + P5
+//   C21 = P2 + P4                 C22 = P1 - P2 + P3 + P6
+// B's seven combinations are made once, at load (or by atc). A's five sums
+// are made per run into the calling thread's scratch (5/4 of a quarter of
+// A: small against the products). Each product goes tile by tile (6 rows x
+// 64 columns of sums in 24 registers, one pass over K/2, as the pointwise
+// convolution's loops) and adds its tile into the one or two quadrants of C
+// it belongs to while that tile of C is in cache: the first product to
+// reach a quadrant writes bias + residual + its sums, the last applies the
+// activation. C is computed in blocks of rows x 64 columns, all seven
+// products per block, so its four quadrant tiles stay in L1/L2 between them.
+//
+// Packed layout (packed_floats() floats): the seven combinations one after
+// another, each [N/32][K/2][16]: 16-column panels of K/2 rows.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace openacl::kernels::cpu {
+struct Activation;
+}
+
+namespace openacl::kernels::cpu::sgemm_strassen {
+
+// Whether this CPU runs it: AVX-512F, and OPENACL_STRASSEN not 0 in the
+// environment (OPENACL_STRASSEN=0 sends these GEMMs back to oneDNN, for
+// comparisons, and to keep B at its own size).
+bool supported();
+
+// Whether it can run an M x K x N GEMM: M and K even, N a multiple of 32.
+bool fits(int64_t M, int64_t K, int64_t N);
+
+// Whether it should: fits(), at least kMinRows rows (the products' tiles
+// and A's sums amortised) and kMinWeights elements of B (B's memory grows by
+// 3/4: spent on the largest weights alone, BERT's 768 x 3072 feed-forward
+// pair but not its 768 x 2304 QKV, which keeps its peak memory below the
+// peers'). On one Zen 4 thread, oneDNN's time / ours with B from memory:
+// 128 x 768 x 3072 1.09-1.13, 128 x 3072 x 768 about 1.10.
+inline constexpr int64_t kMinRows = 64;
+inline constexpr int64_t kMinWeights = int64_t{1} << 21;
+bool pays(int64_t M, int64_t K, int64_t N);
+
+size_t packed_floats(int64_t K, int64_t N);
+
+// Packs B (element (k, n) at b[k * stride_k + n * stride_n]) into `out`
+// (packed_floats(K, N) floats; 64-byte aligned runs faster), over the compute threads.
+void pack(const float* b, int64_t K, int64_t N, int64_t stride_k, int64_t stride_n, float* out);
+
+// The recipe under which atc stores a packed B (PackCache); callers append KxN.
+const char* recipe();
+
+// C = act(A x B + bias + res); A row-major with `lda`, C and res with N
+// floats per row. bias (N values) and res may be nullptr; res may be C
+// itself (not A); act nullptr or empty for none (Gelu by gelu_avx2.h, the
+// others by act512 or Activation::apply_range). Runs on the compute
+// threads. Returns false, touching nothing, where !supported() or !fits().
+bool run(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* packed, const float* bias,
+         const float* res, float* c, const Activation* act);
+
+}  // namespace openacl::kernels::cpu::sgemm_strassen

@@ -1,0 +1,116 @@
+// The one-level Strassen GEMM (kernels/cpu/sgemm_strassen.h) against a
+// double reference: row counts around its tiles and row blocks, odd panel
+// groups, B stored both ways, with and without the bias, the residual (also
+// in place) and each kind of activation (Gelu's own code, a vector one, and
+// one applied from the stored rows).
+#include <cmath>
+#include <random>
+
+#include "gemm_reference.h"
+#include "graph/passes.h"
+#include "kernels/cpu/fused_activation.h"
+#include "kernels/cpu/sgemm_strassen.h"
+#include "op_test_util.h"
+
+namespace openacl::testing {
+namespace {
+
+namespace ss = kernels::cpu::sgemm_strassen;
+
+// Strassen's sums and differences cost a little accuracy: errors relative
+// to the sum's scale (the inputs are in [-1, 1]: |C| up to about sqrt(K)).
+void expect_near(const std::vector<float>& got, const std::vector<double>& want, int64_t K, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  const double tol = 4e-6 * std::sqrt(static_cast<double>(K));
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << what << " at " << i;
+}
+
+TEST(SgemmStrassen, MatchesReference) {
+  if (!ss::supported()) GTEST_SKIP() << "no AVX-512F on this CPU (or OPENACL_STRASSEN=0)";
+  struct Case {
+    int64_t M, K, N;
+  };
+  // M/2 around the 6-row tiles and (with K/2 = 1040) the 63-row blocks;
+  // N/32 panels of 16 in groups of 4, 3 and 2.
+  const Case cases[] = {{2, 2, 32}, {14, 10, 96}, {26, 64, 160}, {128, 96, 224}, {140, 2080, 64}, {64, 300, 352}};
+  uint32_t seed = 1;
+  for (const Case& t : cases) {
+    ASSERT_TRUE(ss::fits(t.M, t.K, t.N));
+    const std::vector<float> a = random_floats(t.M * t.K, seed++), b = random_floats(t.K * t.N, seed++);
+    const std::vector<float> bias = random_floats(t.N, seed++), res = random_floats(t.M * t.N, seed++);
+    for (bool transposed : {false, true}) {
+      std::vector<float> bt(b.size());
+      for (int64_t k = 0; k < t.K; ++k)
+        for (int64_t n = 0; n < t.N; ++n) bt[n * t.K + k] = b[k * t.N + n];
+      std::vector<float> packed(ss::packed_floats(t.K, t.N));
+      if (transposed)
+        ss::pack(bt.data(), t.K, t.N, 1, t.K, packed.data());
+      else
+        ss::pack(b.data(), t.K, t.N, t.N, 1, packed.data());
+      const std::string what = std::to_string(t.M) + "x" + std::to_string(t.K) + "x" + std::to_string(t.N) +
+                               (transposed ? " (B transposed)" : "");
+      std::vector<float> c(t.M * t.N, 42.f);
+      ASSERT_TRUE(ss::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), nullptr, nullptr, c.data(), nullptr));
+      expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, nullptr, nullptr, ""), t.K, what);
+      kernels::cpu::Activation relu{"Relu", 0.f, 0.f};
+      ss::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), res.data(), c.data(), &relu);
+      expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), res.data(), "Relu"), t.K,
+                  what + " bias+res+Relu");
+      // The residual in place (the output over it), HardSwish.
+      kernels::cpu::Activation hswish{"HardSwish", 0.f, 0.f};
+      c = res;
+      ss::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), nullptr, c.data(), c.data(), &hswish);
+      expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, nullptr, res.data(), "HardSwish"), t.K,
+                  what + " res in place+HardSwish");
+      kernels::cpu::Activation gelu{"Gelu", 0.f, 0.f};
+      ss::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), nullptr, c.data(), &gelu);
+      expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), nullptr, "Gelu"), t.K,
+                  what + " bias+Gelu");
+      kernels::cpu::Activation tanh_act{"Tanh", 0.f, 0.f};
+      ss::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), res.data(), c.data(), &tanh_act);
+      expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), res.data(), "Tanh"), t.K,
+                  what + " bias+res+Tanh");
+    }
+  }
+}
+
+TEST(SgemmStrassen, FitsAndRefusals) {
+  EXPECT_TRUE(ss::fits(2, 2, 32));
+  EXPECT_FALSE(ss::fits(3, 2, 32));  // M odd
+  EXPECT_FALSE(ss::fits(2, 3, 32));  // K odd
+  EXPECT_FALSE(ss::fits(2, 2, 48));  // N not a multiple of 32
+  EXPECT_FALSE(ss::fits(0, 2, 32));
+  EXPECT_TRUE(ss::pays(128, 768, 3072));  // BERT's feed-forward at batch 1
+  EXPECT_FALSE(ss::pays(32, 768, 3072));  // too few rows
+  EXPECT_FALSE(ss::pays(128, 64, 1024));  // too few weights
+  std::vector<float> a(64 * 8, 1.f), packed(8 * 64, 1.f), c(64 * 64, 7.f);
+  EXPECT_FALSE(ss::run(3, 32, 2, a.data(), 2, packed.data(), nullptr, nullptr, c.data(), nullptr));
+  EXPECT_FALSE(ss::run(2, 48, 2, a.data(), 2, packed.data(), nullptr, nullptr, c.data(), nullptr));
+  for (float v : c) ASSERT_EQ(v, 7.f);
+}
+
+// MatMul with a constant B large enough for Strassen (rows = batch x M = 64,
+// K x N = 2^21) and the epilogue the graph pass fuses: the result a user
+// sees, whichever GEMM this machine takes (oneDNN's without AVX-512).
+TEST(SgemmStrassen, MatMulWithFusedEpilogue) {
+  const int64_t batch = 2, M = 32, K = 1024, N = 2048;
+  ASSERT_TRUE(ss::pays(batch * M, K, N));
+  const std::vector<float> a = random_floats(batch * M * K, 21), b = random_floats(K * N, 22);
+  const std::vector<float> bias = random_floats(N, 23), res = random_floats(batch * M * N, 24);
+  OpSpec spec;
+  spec.op_type = "MatMul";
+  spec.constant_inputs = {1, 2};
+  spec.attrs.set(graph::kFusedBiasAttr, attr_int(1));
+  spec.attrs.set(graph::kFusedSumAttr, attr_int(1));
+  spec.attrs.set(graph::kFusedActivationAttr, attr_string("Gelu"));
+  OpRun r = run_op(spec, {tensor<float>({batch, M, K}, a), tensor<float>({K, N}, b), tensor<float>({N}, bias),
+                          tensor<float>({batch, M, N}, res)});
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.outputs[0]->dims, (std::vector<int64_t>{batch, M, N}));
+  expect_near(values<float>(r.outputs[0]), gemm_reference(batch * M, K, N, a, b, N, 1, bias.data(), res.data(), "Gelu"),
+              K, "MatMul + bias + residual + Gelu");
+}
+
+}  // namespace
+}  // namespace openacl::testing
