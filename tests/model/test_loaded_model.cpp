@@ -730,6 +730,43 @@ TEST(LoadedModel, CorruptedWeightsFailTheLoad) {
   }
 }
 
+// A flipped bit in a packed blob fails the load (PACKED over 1 MiB: its
+// checksum runs on a helper thread while the kernels are built, WEIGHTS'
+// before them), from memory and from a file; the intact bytes load.
+TEST(LoadedModel, CorruptedPackedWeightsFailTheLoad) {
+  std::vector<kernels::PackedBlob> blobs;
+  const std::string good = with_packs(packable_om(), &blobs);
+  OmView view;
+  ASSERT_TRUE(open_om(good.data(), good.size(), &view).ok());
+  ASSERT_FALSE(view.packed.empty());
+  size_t packed_bytes = 0;
+  for (const kernels::PackedBlob& b : view.packed) packed_bytes += b.bytes;
+  ASSERT_GE(packed_bytes, size_t{1} << 20);
+  const kernels::PackedBlob& blob = view.packed.back();
+  std::string bad = good;
+  bad[static_cast<size_t>(static_cast<const char*>(blob.data) - good.data()) + blob.bytes / 2] ^= 0x10;
+  const std::string path = ::testing::TempDir() + "/openacl_corrupted_packs.om";
+  const std::string* const corrupted = &bad;
+  for (const std::string* bytes : {&good, corrupted}) {
+    ASSERT_TRUE(write_file(path, *bytes));
+    std::shared_ptr<LoadedModel> from_mem, from_file;
+    const Status sm = LoadedModel::load(bytes->data(), bytes->size(), nullptr, {}, &from_mem);
+    const Status sf = LoadedModel::load_file(path, {}, &from_file);
+    std::remove(path.c_str());
+    if (bytes == &good) {
+      ASSERT_TRUE(sm.ok()) << sm.message();
+      ASSERT_TRUE(sf.ok()) << sf.message();
+      continue;
+    }
+    for (const Status* st : {&sm, &sf}) {
+      EXPECT_EQ(st->code(), code::kDeserializeModel) << st->message();
+      EXPECT_NE(st->message().find("PACKED section checksum"), std::string::npos) << st->message();
+    }
+    EXPECT_EQ(from_mem, nullptr);
+    EXPECT_EQ(from_file, nullptr);
+  }
+}
+
 // A blob whose recipe this machine does not use (another CPU, another
 // oneDNN, an older transform) is left alone: the kernel packs its own.
 TEST(LoadedModel, PackedBlobOfAnotherRecipeIsIgnored) {
