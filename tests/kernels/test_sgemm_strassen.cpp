@@ -31,9 +31,9 @@ TEST(SgemmStrassen, MatchesReference) {
   struct Case {
     int64_t M, K, N;
   };
-  // M/2 around the 6-row tiles and (with K/2 = 1040) the 63-row blocks;
+  // M/2 around the 6-row tiles and (with K/2 = 2080: 63 rows per 512 KiB) two row blocks;
   // N/32 panels of 16 in groups of 4, 3 and 2.
-  const Case cases[] = {{2, 2, 32}, {14, 10, 96}, {26, 64, 160}, {128, 96, 224}, {140, 2080, 64}, {64, 300, 352}};
+  const Case cases[] = {{2, 2, 32}, {14, 10, 96}, {26, 64, 160}, {128, 96, 224}, {140, 4160, 64}, {64, 300, 352}};
   uint32_t seed = 1;
   for (const Case& t : cases) {
     ASSERT_TRUE(ss::fits(t.M, t.K, t.N));
