@@ -31,4 +31,27 @@ inline std::vector<double> gemm_reference(int64_t M, int64_t K, int64_t N, const
   return c;
 }
 
+// B [K, N] (row-major) packed by `pack` (a GEMM's pack(b, K, N, stride_k,
+// stride_n, out)) into `floats` floats: from b itself, or when `transposed`
+// from a copy stored [N, K] (element (k, n) at n * K + k), so that both
+// strides the packer takes are exercised.
+template <class Pack>
+std::vector<float> packed_b(const std::vector<float>& b, int64_t K, int64_t N, size_t floats, bool transposed,
+                            Pack pack) {
+  std::vector<float> out(floats);
+  if (!transposed) {
+    pack(b.data(), K, N, N, 1, out.data());
+    return out;
+  }
+  std::vector<float> bt(b.size());
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n) bt[static_cast<size_t>(n * K + k)] = b[static_cast<size_t>(k * N + n)];
+  pack(bt.data(), K, N, 1, K, out.data());
+  return out;
+}
+
+inline std::string gemm_case_name(int64_t M, int64_t K, int64_t N, bool transposed) {
+  return std::to_string(M) + "x" + std::to_string(K) + "x" + std::to_string(N) + (transposed ? " (B transposed)" : "");
+}
+
 }  // namespace openacl::testing

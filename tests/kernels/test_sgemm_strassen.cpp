@@ -40,16 +40,8 @@ TEST(SgemmStrassen, MatchesReference) {
     const std::vector<float> a = random_floats(t.M * t.K, seed++), b = random_floats(t.K * t.N, seed++);
     const std::vector<float> bias = random_floats(t.N, seed++), res = random_floats(t.M * t.N, seed++);
     for (bool transposed : {false, true}) {
-      std::vector<float> bt(b.size());
-      for (int64_t k = 0; k < t.K; ++k)
-        for (int64_t n = 0; n < t.N; ++n) bt[n * t.K + k] = b[k * t.N + n];
-      std::vector<float> packed(ss::packed_floats(t.K, t.N));
-      if (transposed)
-        ss::pack(bt.data(), t.K, t.N, 1, t.K, packed.data());
-      else
-        ss::pack(b.data(), t.K, t.N, t.N, 1, packed.data());
-      const std::string what = std::to_string(t.M) + "x" + std::to_string(t.K) + "x" + std::to_string(t.N) +
-                               (transposed ? " (B transposed)" : "");
+      const std::vector<float> packed = packed_b(b, t.K, t.N, ss::packed_floats(t.K, t.N), transposed, ss::pack);
+      const std::string what = gemm_case_name(t.M, t.K, t.N, transposed);
       std::vector<float> c(t.M * t.N, 42.f);
       ASSERT_TRUE(ss::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), nullptr, nullptr, c.data(), nullptr));
       expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, nullptr, nullptr, ""), t.K, what);

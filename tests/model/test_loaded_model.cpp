@@ -695,6 +695,32 @@ std::string add_constant_om(int64_t n) {
   return bytes;
 }
 
+// `good` and `bad` (the same .om with a bit flipped) loaded from memory and
+// from a file: `good` loads, `bad` fails with a checksum error naming
+// `section` ("WEIGHTS", "PACKED").
+void expect_only_intact_loads(const std::string& good, const std::string& bad, const std::string& section) {
+  const std::string path = ::testing::TempDir() + "/openacl_corrupted.om";
+  const std::string* const corrupted = &bad;
+  for (const std::string* bytes : {&good, corrupted}) {
+    ASSERT_TRUE(write_file(path, *bytes));
+    std::shared_ptr<LoadedModel> from_mem, from_file;
+    const Status sm = LoadedModel::load(bytes->data(), bytes->size(), nullptr, {}, &from_mem);
+    const Status sf = LoadedModel::load_file(path, {}, &from_file);
+    std::remove(path.c_str());
+    if (bytes == &good) {
+      ASSERT_TRUE(sm.ok()) << sm.message();
+      ASSERT_TRUE(sf.ok()) << sf.message();
+      continue;
+    }
+    for (const Status* st : {&sm, &sf}) {
+      EXPECT_EQ(st->code(), code::kDeserializeModel) << good.size() << " bytes: " << st->message();
+      EXPECT_NE(st->message().find(section + " section checksum"), std::string::npos) << st->message();
+    }
+    EXPECT_EQ(from_mem, nullptr);
+    EXPECT_EQ(from_file, nullptr);
+  }
+}
+
 // A flipped bit in the weights fails the load, whether their checksum runs
 // while the kernels are built (2 MiB loaded from memory: on a helper
 // thread) or before them (64 bytes; or a mapped file without PACKED, whose
@@ -705,28 +731,9 @@ TEST(LoadedModel, CorruptedWeightsFailTheLoad) {
     OmView view;
     ASSERT_TRUE(open_om(good.data(), good.size(), &view).ok());
     const size_t weights_at = static_cast<size_t>(view.weights - reinterpret_cast<const uint8_t*>(good.data()));
-    std::string bad_bytes = good;
-    bad_bytes[weights_at + view.weight_bytes / 2] ^= 0x08;
-    const std::string path = ::testing::TempDir() + "/openacl_corrupted_weights.om";
-    const std::string* const bad = &bad_bytes;
-    for (const std::string* bytes : {&good, bad}) {
-      ASSERT_TRUE(write_file(path, *bytes));
-      std::shared_ptr<LoadedModel> from_mem, from_file;
-      const Status sm = LoadedModel::load(bytes->data(), bytes->size(), nullptr, {}, &from_mem);
-      const Status sf = LoadedModel::load_file(path, {}, &from_file);
-      std::remove(path.c_str());
-      if (bytes == &good) {
-        ASSERT_TRUE(sm.ok()) << sm.message();
-        ASSERT_TRUE(sf.ok()) << sf.message();
-        continue;
-      }
-      for (const Status* st : {&sm, &sf}) {
-        EXPECT_EQ(st->code(), code::kDeserializeModel) << n << ": " << st->message();
-        EXPECT_NE(st->message().find("WEIGHTS section checksum"), std::string::npos) << st->message();
-      }
-      EXPECT_EQ(from_mem, nullptr);
-      EXPECT_EQ(from_file, nullptr);
-    }
+    std::string bad = good;
+    bad[weights_at + view.weight_bytes / 2] ^= 0x08;
+    expect_only_intact_loads(good, bad, "WEIGHTS");
   }
 }
 
@@ -745,26 +752,7 @@ TEST(LoadedModel, CorruptedPackedWeightsFailTheLoad) {
   const kernels::PackedBlob& blob = view.packed.back();
   std::string bad = good;
   bad[static_cast<size_t>(static_cast<const char*>(blob.data) - good.data()) + blob.bytes / 2] ^= 0x10;
-  const std::string path = ::testing::TempDir() + "/openacl_corrupted_packs.om";
-  const std::string* const corrupted = &bad;
-  for (const std::string* bytes : {&good, corrupted}) {
-    ASSERT_TRUE(write_file(path, *bytes));
-    std::shared_ptr<LoadedModel> from_mem, from_file;
-    const Status sm = LoadedModel::load(bytes->data(), bytes->size(), nullptr, {}, &from_mem);
-    const Status sf = LoadedModel::load_file(path, {}, &from_file);
-    std::remove(path.c_str());
-    if (bytes == &good) {
-      ASSERT_TRUE(sm.ok()) << sm.message();
-      ASSERT_TRUE(sf.ok()) << sf.message();
-      continue;
-    }
-    for (const Status* st : {&sm, &sf}) {
-      EXPECT_EQ(st->code(), code::kDeserializeModel) << st->message();
-      EXPECT_NE(st->message().find("PACKED section checksum"), std::string::npos) << st->message();
-    }
-    EXPECT_EQ(from_mem, nullptr);
-    EXPECT_EQ(from_file, nullptr);
-  }
+  expect_only_intact_loads(good, bad, "PACKED");
 }
 
 // A blob whose recipe this machine does not use (another CPU, another
