@@ -36,6 +36,17 @@
 
 namespace openacl::kernels::cpu {
 
+// This thread's scratch memory, grown to at least `bytes` (allocates only
+// when it grows: the first run of the largest user). One buffer per thread
+// for every kernel, valid until that thread's next call: oneDNN primitives'
+// scratchpads and their reordered operands, Winograd's planes, the Strassen
+// GEMM's sums of A.
+inline void* scratch(size_t bytes) {
+  thread_local std::vector<char> buf;
+  if (buf.size() < bytes) buf.resize(bytes);
+  return buf.data();
+}
+
 // A constant's float32 data, or nullptr when it is not float32 or its buffer
 // is shorter than its dims say (then nothing is prepacked from it).
 inline const float* const_f32(const graph::TensorData* t) {

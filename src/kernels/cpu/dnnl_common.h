@@ -73,12 +73,8 @@ inline dnnl::primitive_attr base_attr() {
   return a;
 }
 
-// This thread's scratchpad, grown to at least `bytes` (allocates only when it grows).
-inline void* scratch(size_t bytes) {
-  thread_local std::vector<char> buf;
-  if (buf.size() < bytes) buf.resize(bytes);
-  return buf.data();
-}
+// This thread's scratchpad (cpu_common.h), for the primitives' scratchpads too.
+using cpu::scratch;
 
 inline size_t align64(size_t n) { return (n + 63) / 64 * 64; }
 

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "kernels/cpu/act512.h"
 #include "kernels/cpu/cpu_common.h"
@@ -61,14 +60,6 @@ bool enabled() {
     return !(e && std::string(e) == "0");
   }();
   return on;
-}
-
-// This thread's buffer for A's sums, grown to at least n floats (allocates
-// only when it grows: the first run of the largest GEMM).
-float* sums_buffer(size_t n) {
-  thread_local std::vector<float> buf;
-  if (buf.size() < n) buf.resize(n);
-  return buf.data();
 }
 
 #ifdef OPENACL_STRASSEN_AVX512
@@ -220,7 +211,8 @@ struct Job {
   int64_t lda;
   float *c, *sums;
   const Activation* act;
-  int kind;  // act512::Kind of act
+  int kind;   // act512::Kind of act
+  bool gelu;  // act is Gelu (kOther: gelu_avx2.h on the stored rows)
 };
 
 // Task `task`: row block task / groups x column group task % groups, all
@@ -232,7 +224,6 @@ void run_task(const Job& j, int64_t task) {
   const int64_t r0 = rb * j.M2 / j.blocks, r1 = (rb + 1) * j.M2 / j.blocks;
   const int64_t p0 = g * j.panels / j.groups, nb = (g + 1) * j.panels / j.groups - p0;
   const int64_t nt = (r1 - r0 + kTileRows[nb] - 1) / kTileRows[nb];
-  const bool gelu = j.kind == kOther && j.act->op == "Gelu";
   for (int pi = 0; pi < 7; ++pi) {
     const Product& P = kProducts[pi];
     TileArgs t;
@@ -279,7 +270,7 @@ void run_task(const Job& j, int64_t task) {
           if (P.d[q].last)
             for (int64_t i = 0; i < tb - ta; ++i) {
               float* row = t.d[q].c + i * N;
-              if (gelu)
+              if (j.gelu)
                 gelu_avx2(row, nb * 16);
               else
                 j.act->apply_range(row, 0, nb * 16);
@@ -339,7 +330,8 @@ bool run(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const flo
   j.M2 = M / 2, j.K2 = K / 2, j.N2 = N / 2, j.N = N, j.panels = j.N2 / 16;
   j.a = a, j.lda = lda, j.packed = packed, j.bias = bias, j.res = res, j.c = c, j.act = act;
   j.kind = act ? act512::kind_of(*act) : act512::kNone;
-  j.sums = sums_buffer(static_cast<size_t>(5 * j.M2 * j.K2));
+  j.gelu = j.kind == act512::kOther && act->op == "Gelu";
+  j.sums = static_cast<float*>(scratch(static_cast<size_t>(5 * j.M2 * j.K2) * sizeof(float)));
   parallel_for(j.M2, std::max<int64_t>(1, 4096 / j.K2),
                [&](int64_t lo, int64_t hi) { make_sums(a, lda, j.M2, j.K2, lo, hi, j.sums); });
   // Row blocks (A's operand rows within kBlockBytes) x column groups (up to
