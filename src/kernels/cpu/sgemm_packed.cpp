@@ -60,13 +60,29 @@ namespace {
 
 #define OPENACL_AVX2_FMA __attribute__((target("avx2,fma")))
 
+// One k: C[MR x 16] += A[MR x 1] x panel row k; PF: also one line of the
+// next panel into L2.
+template <int MR, bool PF>
+OPENACL_AVX2_FMA inline __attribute__((always_inline)) void step(const float* a, int64_t lda, const float* w,
+                                                                 const float* pf, __m256 (&acc)[MR][2]) {
+  if constexpr (PF) _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T1);
+  const __m256 b0 = _mm256_loadu_ps(w), b1 = _mm256_loadu_ps(w + 8);
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    const __m256 av = _mm256_broadcast_ss(a + r * lda);
+    acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+    acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+  }
+}
+
 // C[MR x 16] (+)= A[MR x kb] x panel[kb x 16]. first: start from `init` rows
-// (ldi apart; nullptr: zero) plus the bias instead of C.
+// (ldi apart; nullptr: zero) plus the bias instead of C. The first npf
+// k's each prefetch one line (16 floats) from pf on into L2.
 template <int MR>
 OPENACL_AVX2_FMA inline __attribute__((always_inline)) void tile(int64_t kb, const float* a, int64_t lda,
-                                                                  const float* panel, float* c, int64_t ldc,
-                                                                  bool first, const float* init, int64_t ldi,
-                                                                  const float* bias) {
+                                                                 const float* panel, float* c, int64_t ldc, bool first,
+                                                                 const float* init, int64_t ldi, const float* bias,
+                                                                 const float* pf, int64_t npf) {
   __m256 acc[MR][2];
   if (first) {
     const __m256 z0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
@@ -83,15 +99,9 @@ OPENACL_AVX2_FMA inline __attribute__((always_inline)) void tile(int64_t kb, con
       acc[r][1] = _mm256_loadu_ps(c + r * ldc + 8);
     }
   }
-  for (int64_t k = 0; k < kb; ++k) {
-    const __m256 b0 = _mm256_loadu_ps(panel + k * kNr), b1 = _mm256_loadu_ps(panel + k * kNr + 8);
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      const __m256 av = _mm256_broadcast_ss(a + r * lda + k);
-      acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
-    }
-  }
+  int64_t k = 0;
+  for (npf = std::min(npf, kb); k < npf; ++k) step<MR, true>(a + k, lda, panel + k * kNr, pf + k * kNr, acc);
+  for (; k < kb; ++k) step<MR, false>(a + k, lda, panel + k * kNr, nullptr, acc);
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
     _mm256_storeu_ps(c + r * ldc, acc[r][0]);
@@ -99,28 +109,53 @@ OPENACL_AVX2_FMA inline __attribute__((always_inline)) void tile(int64_t kb, con
   }
 }
 
-// One task: rows [m0, m1) x columns [n0, n1) of C, over all of K.
+// One task: rows [m0, m1) x columns [n0, n1) of C, over all of K. While a
+// panel's tiles run, they prefetch the next panel (the task's next one in
+// this K block, else its first in the next; B comes from memory), its lines
+// spread over the tiles.
 OPENACL_AVX2_FMA void block(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t N, int64_t K, const float* a,
                             int64_t lda, const float* packed_b, const float* bias, const float* res, float* c) {
+  const int64_t ntiles = (m1 - m0 + 5) / 6;
   for (int64_t k0 = 0; k0 < K; k0 += kKc) {
     const int64_t kb = std::min(kKc, K - k0);
     const bool first = k0 == 0;
     for (int64_t n = n0; n < n1; n += kNr) {
       const float* panel = packed_b + k0 * N + (n / kNr) * kb * kNr;
+      const float* next = nullptr;
+      int64_t next_kb = 0;
+      if (n + kNr < n1) {
+        next = panel + kb * kNr, next_kb = kb;
+      } else if (k0 + kKc < K) {
+        next_kb = std::min(kKc, K - k0 - kKc), next = packed_b + (k0 + kKc) * N + (n0 / kNr) * next_kb * kNr;
+      }
       const float* bn = bias ? bias + n : nullptr;
-      int64_t m = m0;
-      for (; m + 6 <= m1; m += 6)
-        tile<6>(kb, a + m * lda + k0, lda, panel, c + m * N + n, N, first, res ? res + m * N + n : nullptr, N, bn);
-      const float* ap = a + m * lda + k0;
-      float* cp = c + m * N + n;
-      const float* ip = res ? res + m * N + n : nullptr;
-      switch (m1 - m) {  // the last rows of the block
-        case 5: tile<5>(kb, ap, lda, panel, cp, N, first, ip, N, bn); break;
-        case 4: tile<4>(kb, ap, lda, panel, cp, N, first, ip, N, bn); break;
-        case 3: tile<3>(kb, ap, lda, panel, cp, N, first, ip, N, bn); break;
-        case 2: tile<2>(kb, ap, lda, panel, cp, N, first, ip, N, bn); break;
-        case 1: tile<1>(kb, ap, lda, panel, cp, N, first, ip, N, bn); break;
-        default: break;
+      for (int64_t m = m0, ti = 0; m < m1; m += 6, ++ti) {
+        const int64_t l0 = ti * next_kb / ntiles, l1 = (ti + 1) * next_kb / ntiles;
+        const float* pf = next ? next + l0 * kNr : nullptr;
+        const int64_t npf = next ? l1 - l0 : 0;
+        const float* ap = a + m * lda + k0;
+        float* cp = c + m * N + n;
+        const float* ip = res ? res + m * N + n : nullptr;
+        switch (std::min<int64_t>(6, m1 - m)) {
+          case 6:
+            tile<6>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf);
+            break;
+          case 5:
+            tile<5>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf);
+            break;
+          case 4:
+            tile<4>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf);
+            break;
+          case 3:
+            tile<3>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf);
+            break;
+          case 2:
+            tile<2>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf);
+            break;
+          default:
+            tile<1>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf);
+            break;
+        }
       }
     }
   }

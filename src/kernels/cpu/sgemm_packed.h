@@ -15,7 +15,9 @@
 // Blocking: a panel (16 KiB at kKc = 256) stays in L1 while every row of an
 // A block (kMc rows x kKc, 192 KiB) streams past it from L2; the C block
 // (kMc x kNc) stays in L2 across the K blocks. The micro-kernel holds 6 x 16
-// of C in 12 registers.
+// of C in 12 registers; while a panel's tiles run they prefetch the next
+// panel into L2 (B comes from memory: BERT's QKV and projection GEMMs ran
+// 9-10% faster on a Zen 2 with it).
 #pragma once
 
 #include <cstddef>
