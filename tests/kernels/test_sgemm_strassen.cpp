@@ -26,17 +26,14 @@ void expect_near(const std::vector<float>& got, const std::vector<double>& want,
     ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << what << " at " << i;
 }
 
-using RunFn = decltype(&ss::run);
-
-void expect_matches_reference(RunFn run) {
+TEST(SgemmStrassen, MatchesReference) {
+  if (!ss::supported()) GTEST_SKIP() << "no AVX-512F on this CPU (or OPENACL_STRASSEN=0)";
   struct Case {
     int64_t M, K, N;
   };
-  // M/2 around the 6-row tiles and two row blocks (AVX-512: 63 rows per 512 KiB with K/2 = 2080;
-  // AVX2: 96 rows); K/2 in one to nine of the AVX2 form's K blocks; N/32 panels of 16 in
-  // groups of 4, 3 and 2.
-  const Case cases[] = {{2, 2, 32},      {14, 10, 96},   {26, 64, 160}, {128, 96, 224},
-                        {140, 4160, 64}, {64, 300, 352}, {200, 520, 96}};
+  // M/2 around the 6-row tiles and (with K/2 = 2080: 63 rows per 512 KiB) two row blocks;
+  // N/32 panels of 16 in groups of 4, 3 and 2.
+  const Case cases[] = {{2, 2, 32}, {14, 10, 96}, {26, 64, 160}, {128, 96, 224}, {140, 4160, 64}, {64, 300, 352}};
   uint32_t seed = 1;
   for (const Case& t : cases) {
     ASSERT_TRUE(ss::fits(t.M, t.K, t.N));
@@ -46,39 +43,28 @@ void expect_matches_reference(RunFn run) {
       const std::vector<float> packed = packed_b(b, t.K, t.N, ss::packed_floats(t.K, t.N), transposed, ss::pack);
       const std::string what = gemm_case_name(t.M, t.K, t.N, transposed);
       std::vector<float> c(t.M * t.N, 42.f);
-      ASSERT_TRUE(run(t.M, t.N, t.K, a.data(), t.K, packed.data(), nullptr, nullptr, c.data(), nullptr));
+      ASSERT_TRUE(ss::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), nullptr, nullptr, c.data(), nullptr));
       expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, nullptr, nullptr, ""), t.K, what);
       kernels::cpu::Activation relu{"Relu", 0.f, 0.f};
-      run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), res.data(), c.data(), &relu);
+      ss::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), res.data(), c.data(), &relu);
       expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), res.data(), "Relu"), t.K,
                   what + " bias+res+Relu");
       // The residual in place (the output over it), HardSwish.
       kernels::cpu::Activation hswish{"HardSwish", 0.f, 0.f};
       c = res;
-      run(t.M, t.N, t.K, a.data(), t.K, packed.data(), nullptr, c.data(), c.data(), &hswish);
+      ss::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), nullptr, c.data(), c.data(), &hswish);
       expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, nullptr, res.data(), "HardSwish"), t.K,
                   what + " res in place+HardSwish");
       kernels::cpu::Activation gelu{"Gelu", 0.f, 0.f};
-      run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), nullptr, c.data(), &gelu);
+      ss::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), nullptr, c.data(), &gelu);
       expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), nullptr, "Gelu"), t.K,
                   what + " bias+Gelu");
       kernels::cpu::Activation tanh_act{"Tanh", 0.f, 0.f};
-      run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), res.data(), c.data(), &tanh_act);
+      ss::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), res.data(), c.data(), &tanh_act);
       expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), res.data(), "Tanh"), t.K,
                   what + " bias+res+Tanh");
     }
   }
-}
-
-TEST(SgemmStrassen, MatchesReference) {
-  if (!ss::supported()) GTEST_SKIP() << "no AVX2 + FMA on this CPU (or OPENACL_STRASSEN=0)";
-  expect_matches_reference(&ss::run);
-}
-
-// The AVX2 form on every CPU that has AVX2 (on AVX-512 machines run() takes the other one).
-TEST(SgemmStrassen, Avx2FormMatchesReference) {
-  if (!ss::supported()) GTEST_SKIP() << "no AVX2 + FMA on this CPU (or OPENACL_STRASSEN=0)";
-  expect_matches_reference(&ss::run_avx2);
 }
 
 TEST(SgemmStrassen, FitsAndRefusals) {
@@ -93,13 +79,12 @@ TEST(SgemmStrassen, FitsAndRefusals) {
   std::vector<float> a(64 * 8, 1.f), packed(8 * 64, 1.f), c(64 * 64, 7.f);
   EXPECT_FALSE(ss::run(3, 32, 2, a.data(), 2, packed.data(), nullptr, nullptr, c.data(), nullptr));
   EXPECT_FALSE(ss::run(2, 48, 2, a.data(), 2, packed.data(), nullptr, nullptr, c.data(), nullptr));
-  EXPECT_FALSE(ss::run_avx2(2, 2, 3, a.data(), 3, packed.data(), nullptr, nullptr, c.data(), nullptr));
   for (float v : c) ASSERT_EQ(v, 7.f);
 }
 
 // MatMul with a constant B large enough for Strassen (rows = batch x M = 64,
 // K x N = 2^21) and the epilogue the graph pass fuses: the result a user
-// sees, whichever GEMM this machine takes (oneDNN's without AVX2).
+// sees, whichever GEMM this machine takes (oneDNN's without AVX-512).
 TEST(SgemmStrassen, MatMulWithFusedEpilogue) {
   const int64_t batch = 2, M = 32, K = 1024, N = 2048;
   ASSERT_TRUE(ss::pays(batch * M, K, N));

@@ -36,31 +36,29 @@ OPENACL_AVX2_FMA inline __attribute__((always_inline)) __m256 gelu_exp_nonpositi
   return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
-// gelu8: x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) on 8 lanes (for a GEMM's
-// epilogue, in registers); gelu_avx2: the same over y[0, n). erfc(u) for u >= 0
+// y = x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) over y[0, n). erfc(u) for u >= 0
 // by Abramowitz and Stegun 7.1.26 (|error| <= 1.5e-7): t (a1 + .. + a5 t^4)
 // e^(-u^2), t = 1 / (1 + p u). 1 + erf(v) is erfc(|v|) for v < 0 and
 // 2 - erfc(v) otherwise, so the negative side has no cancellation.
-OPENACL_AVX2_FMA inline __attribute__((always_inline)) __m256 gelu8(__m256 x) {
-  const __m256 u = _mm256_andnot_ps(_mm256_set1_ps(-0.f), _mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f)));
-  const __m256 t =
-      _mm256_div_ps(_mm256_set1_ps(1.f), _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f), u, _mm256_set1_ps(1.f)));
-  __m256 q = _mm256_set1_ps(1.061405429f);
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-1.453152027f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.421413741f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.284496736f));
-  q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.254829592f));
-  const __m256 erfc =
-      _mm256_mul_ps(_mm256_mul_ps(q, t), gelu_exp_nonpositive(_mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), u), u)));
-  const __m256 neg = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
-  const __m256 one_plus_erf = _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(2.f), erfc), erfc, neg);
-  return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), one_plus_erf);
-}
-
 OPENACL_AVX2_FMA inline void gelu_avx2(float* y, int64_t n) {
   int64_t i = 0;
-  const int64_t n8 = n / 8 * 8;  // (not i + 8 <= n: with n a constant GCC warned of overflow there)
-  for (; i < n8; i += 8) _mm256_storeu_ps(y + i, gelu8(_mm256_loadu_ps(y + i)));
+  const __m256 sign = _mm256_set1_ps(-0.f);
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(y + i);
+    const __m256 u = _mm256_andnot_ps(sign, _mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f)));
+    const __m256 t =
+        _mm256_div_ps(_mm256_set1_ps(1.f), _mm256_fmadd_ps(_mm256_set1_ps(0.3275911f), u, _mm256_set1_ps(1.f)));
+    __m256 q = _mm256_set1_ps(1.061405429f);
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-1.453152027f));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(1.421413741f));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(-0.284496736f));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(0.254829592f));
+    const __m256 erfc = _mm256_mul_ps(_mm256_mul_ps(q, t),
+                                      gelu_exp_nonpositive(_mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), u), u)));
+    const __m256 neg = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
+    const __m256 one_plus_erf = _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(2.f), erfc), erfc, neg);
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), one_plus_erf));
+  }
   for (; i < n; ++i) y[i] = 0.5f * y[i] * (1.f + std::erf(y[i] * 0.70710678118654752f));
 }
 

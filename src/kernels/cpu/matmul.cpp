@@ -248,8 +248,8 @@ class MatMulKernel final : public Kernel {
 #endif
 
   // A constant 2-D B packed once for a GEMM of our own (from atc's blob when
-  // the .om has one): the Strassen GEMM where it pays (sgemm_strassen.h),
-  // else on an AVX2 machine without AVX-512, sgemm_packed.
+  // the .om has one): on AVX-512, the Strassen GEMM where it pays
+  // (sgemm_strassen.h); on an AVX2 machine without AVX-512, sgemm_packed.
   // False when neither applies (oneDNN's matmul is built instead).
   bool build_packed(const MatmulShape& s, const std::vector<int64_t>& a_dims, const float* b, PackCache* packs) {
     int64_t rows = s.M;

@@ -1,5 +1,5 @@
 // A float32 GEMM for a constant B (a MatMul's weights) with one level of
-// Strassen's algorithm, on CPUs with AVX2 + FMA (AVX-512F where it is there):
+// Strassen's algorithm, on CPUs with AVX-512F:
 // C[M,N] = act(A[M,K] x B[K,N] + bias + res) as seven products of half the
 // size in every dimension instead of eight, 12.5% fewer multiply-adds.
 //
@@ -28,9 +28,6 @@
 // reach a quadrant writes bias + residual + its sums, the last applies the
 // activation. C is computed in blocks of rows x 64 columns, all seven
 // products per block, so its four quadrant tiles stay in L1/L2 between them.
-// Without AVX-512 (16 registers) an AVX2 form does the same with tiles of 6
-// rows x 16 columns, K in blocks of at most 256, and all seven A operands
-// packed per tile (sgemm_strassen.cpp); B's packed layout is the same.
 //
 // Packed layout (packed_floats() floats): the seven combinations one after
 // another, each [N/32][K/2][16]: 16-column panels of K/2 rows.
@@ -45,7 +42,7 @@ struct Activation;
 
 namespace openacl::kernels::cpu::sgemm_strassen {
 
-// Whether this CPU runs it: AVX2 + FMA, and OPENACL_STRASSEN not 0 in the
+// Whether this CPU runs it: AVX-512F, and OPENACL_STRASSEN not 0 in the
 // environment (OPENACL_STRASSEN=0 sends these GEMMs back to oneDNN, for
 // comparisons, and to keep B at its own size).
 bool supported();
@@ -59,14 +56,8 @@ bool fits(int64_t M, int64_t K, int64_t N);
 // pair but not its 768 x 2304 QKV, which keeps its peak memory below the
 // peers'). On one Zen 4 thread, oneDNN's time / ours with B from memory:
 // 128 x 768 x 3072 1.09-1.13, 128 x 3072 x 768 about 1.10.
-// Without AVX-512 (the AVX2 form), at most kMaxRowsAvx2 rows: on one Zen 2
-// thread, with B from memory, sgemm_packed's time / ours: 128 x 768 x 3072
-// (with Gelu) 1.05-1.07, 128 x 3072 x 768 1.03-1.10; at 1024 rows oneDNN's
-// sgemm (88% of the peak there) was as fast without an activation and
-// faster with Gelu.
 inline constexpr int64_t kMinRows = 64;
 inline constexpr int64_t kMinWeights = int64_t{1} << 21;
-inline constexpr int64_t kMaxRowsAvx2 = 256;
 bool pays(int64_t M, int64_t K, int64_t N);
 
 size_t packed_floats(int64_t K, int64_t N);
@@ -85,10 +76,5 @@ const char* recipe();
 // threads. Returns false, touching nothing, where !supported() or !fits().
 bool run(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* packed, const float* bias,
          const float* res, float* c, const Activation* act);
-
-// run()'s AVX2 form whatever the CPU (run() takes the AVX-512 one where the
-// CPU has it): for the tests on AVX-512 machines. Needs AVX2 + FMA only.
-bool run_avx2(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* packed, const float* bias,
-              const float* res, float* c, const Activation* act);
 
 }  // namespace openacl::kernels::cpu::sgemm_strassen
