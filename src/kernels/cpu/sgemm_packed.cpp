@@ -137,24 +137,12 @@ OPENACL_AVX2_FMA void block(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int6
         float* cp = c + m * N + n;
         const float* ip = res ? res + m * N + n : nullptr;
         switch (std::min<int64_t>(6, m1 - m)) {
-          case 6:
-            tile<6>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf);
-            break;
-          case 5:
-            tile<5>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf);
-            break;
-          case 4:
-            tile<4>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf);
-            break;
-          case 3:
-            tile<3>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf);
-            break;
-          case 2:
-            tile<2>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf);
-            break;
-          default:
-            tile<1>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf);
-            break;
+          case 6: tile<6>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf); break;
+          case 5: tile<5>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf); break;
+          case 4: tile<4>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf); break;
+          case 3: tile<3>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf); break;
+          case 2: tile<2>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf); break;
+          default: tile<1>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf); break;
         }
       }
     }
