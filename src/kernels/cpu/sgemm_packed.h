@@ -16,8 +16,8 @@
 // A block (kMc rows x kKc, 192 KiB) streams past it from L2; the C block
 // (kMc x kNc) stays in L2 across the K blocks. The micro-kernel holds 6 x 16
 // of C in 12 registers; while a panel's tiles run they prefetch the next
-// panel into L2 (B comes from memory: BERT's QKV and projection GEMMs ran
-// 9-10% faster on a Zen 2 with it).
+// panel into L2 (B comes from memory: BERT's four GEMMs ran 4-6% faster on
+// a Zen 2 with it).
 #pragma once
 
 #include <cstddef>
