@@ -99,8 +99,9 @@ OPENACL_AVX2_FMA inline __attribute__((always_inline)) void tile(int64_t kb, con
       acc[r][1] = _mm256_loadu_ps(c + r * ldc + 8);
     }
   }
+  const int64_t kp = std::min(npf, kb);  // the k's that prefetch
   int64_t k = 0;
-  for (npf = std::min(npf, kb); k < npf; ++k) step<MR, true>(a + k, lda, panel + k * kNr, pf + k * kNr, acc);
+  for (; k < kp; ++k) step<MR, true>(a + k, lda, panel + k * kNr, pf + k * kNr, acc);
   for (; k < kb; ++k) step<MR, false>(a + k, lda, panel + k * kNr, nullptr, acc);
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
