@@ -1,6 +1,7 @@
 // Helpers for the tests of our convolution loops over channel-blocked
 // tensors (test_conv_1x1.cpp, test_conv_dw.cpp): layouts, the activation
-// under test, and the comparison of a 16-blocked result with the reference.
+// under test, the comparison of a blocked result with the reference, and
+// the machine's block forced to 8 (the loops' AVX2 form) for a scope.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,10 +13,29 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/conv_ref.h"
 #include "kernels/cpu/fused_activation.h"
 
 namespace openacl::kernels::cpu::blocked_test {
+
+// Lanes 8: the machine's channel block forced to 8 while it lives, so the
+// loops' 8-lane (AVX2) form applies on any CPU with AVX2 (an AVX-512 one
+// included); lanes 16: nothing changed.
+class LanesScope {
+ public:
+  explicit LanesScope(int64_t lanes) : forced_(lanes == 8) {
+    if (forced_) set_channel_block_for_testing(8);
+  }
+  ~LanesScope() {
+    if (forced_) set_channel_block_for_testing(-1);
+  }
+  LanesScope(const LanesScope&) = delete;
+  LanesScope& operator=(const LanesScope&) = delete;
+
+ private:
+  bool forced_;
+};
 
 inline int64_t round_up(int64_t c, int64_t b) { return (c + b - 1) / b * b; }
 
@@ -40,17 +60,17 @@ inline Activation activation(const char* op) {
   return act;
 }
 
-// The largest error of y (N C HW in 16-blocks) against ref (plain N C HW),
+// The largest error of y (N C HW in yb-blocks) against ref (plain N C HW),
 // relative to ref's largest magnitude; NaN if any result is NaN (std::max
 // would drop it). Fails the test where a padding lane of y is not zero.
 inline double blocked_error(const std::vector<float>& y, const std::vector<float>& ref, int64_t N, int64_t C,
-                            int64_t HW) {
-  const int64_t Cp = round_up(C, 16);
+                            int64_t HW, int64_t yb = 16) {
+  const int64_t Cp = round_up(C, yb);
   double worst = 0, scale = 0;
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < Cp; ++c)
       for (int64_t s = 0; s < HW; ++s) {
-        const float got = y[static_cast<size_t>(((n * (Cp / 16) + c / 16) * HW + s) * 16 + c % 16)];
+        const float got = y[static_cast<size_t>(((n * (Cp / yb) + c / yb) * HW + s) * yb + c % yb)];
         if (c >= C) {
           if (got != 0.f) ADD_FAILURE() << "padding lane " << c << " at pixel " << s << " holds " << got;
           continue;
@@ -85,12 +105,12 @@ inline ConvData random_data(const WindowGeom& g, unsigned seed, float w_scale) {
 }
 
 // Runs e (built by the caller from d.w and, with `bias`, d.b) on X in blocks
-// of xb (0: plain) whose padding channels hold NaN, Y in 16-blocks, with the
+// of xb (0: plain) whose padding channels hold NaN, Y in yb-blocks, with the
 // residual apart or written over itself (`in_place`), and returns the
 // blocked_error of its output against the reference convolution (+ the
 // residual) and the activation `act`.
 template <class Kernel>
-double run_against_reference(const Kernel& e, const WindowGeom& g, const ConvData& d, int64_t xb, bool bias,
+double run_against_reference(const Kernel& e, const WindowGeom& g, const ConvData& d, int64_t xb, int64_t yb, bool bias,
                              bool residual, bool in_place, const char* act) {
   const int64_t OHW = g.out_size();
   const size_t ny = static_cast<size_t>(g.N * g.M * OHW);
@@ -101,7 +121,7 @@ double run_against_reference(const Kernel& e, const WindowGeom& g, const ConvDat
   activation(act).apply(ref.data(), static_cast<int64_t>(ny));
   const std::vector<float> xin =
       xb ? to_blocked(d.x, g.N, g.C, g.in_size(), xb, std::numeric_limits<float>::quiet_NaN()) : d.x;
-  std::vector<float> rin = to_blocked(d.res, g.N, g.M, OHW, 16, 0.f);  // as its writer leaves it
+  std::vector<float> rin = to_blocked(d.res, g.N, g.M, OHW, yb, 0.f);  // as its writer leaves it
   std::vector<float> y(rin.size(), 12345.f);
   if (residual && in_place) {
     e.run(xin.data(), rin.data(), rin.data());
@@ -109,7 +129,7 @@ double run_against_reference(const Kernel& e, const WindowGeom& g, const ConvDat
   } else {
     e.run(xin.data(), y.data(), residual ? rin.data() : nullptr);
   }
-  return blocked_error(y, ref, g.N, g.M, OHW);
+  return blocked_error(y, ref, g.N, g.M, OHW, yb);
 }
 
 }  // namespace openacl::kernels::cpu::blocked_test

@@ -1,6 +1,7 @@
 // The pointwise convolution loops (conv_1x1.h) against the reference
-// convolution: X in 8- or 16-blocks whose padding channels hold NaN (never
-// read), Y in 16-blocks whose padding channels must come out as zeros,
+// convolution, in both forms (16 lanes on AVX-512; 8 on AVX2, with the
+// machine's block forced to 8): X in 8- or 16-blocks whose padding channels
+// hold NaN (never read), Y in blocks whose padding channels must come out as zeros,
 // channel counts that leave partial blocks and groups, pixel counts that
 // leave partial tiles, batches, bias, a residual (also written over itself),
 // every activation, and weights taken from a PackCache as atc stores them.
@@ -43,37 +44,73 @@ ConvData make_data(const Case& k) {
   return random_data(geom(k), static_cast<unsigned>(k.C * 131 + k.M * 7 + k.H * 3 + k.W), 0.3f);
 }
 
-double check(const Case& k, const ConvData& d, const Conv1x1& e) {
-  return run_against_reference(e, geom(k), d, k.xb, k.bias, k.residual, k.in_place, k.act);
+// X's block for a case at `lanes`: the case's with 16 lanes, 8 with 8.
+int64_t x_block(const Case& k, int64_t lanes) { return lanes == 16 ? k.xb : 8; }
+
+double check(const Case& k, const ConvData& d, const Conv1x1& e, int64_t lanes) {
+  return run_against_reference(e, geom(k), d, x_block(k, lanes), lanes, k.bias, k.residual, k.in_place, k.act);
 }
 
 bool available() { return Conv1x1::applies(geom({1, 16, 16, 4, 4}), 16, 16); }
 
+// body(lanes) for each form this CPU runs (16: AVX-512F; 8: AVX2 + FMA, the
+// block forced to 8 meanwhile); the test is skipped where neither runs.
+template <class Body>
+void for_each_form(Body body) {
+  bool any = false;
+  for (int64_t lanes : {16, 8}) {
+    LanesScope scope(lanes);
+    if (!Conv1x1::applies(geom({1, 16, 16, 4, 4}), lanes, lanes)) continue;
+    SCOPED_TRACE(testing::Message() << lanes << " lanes");
+    any = true;
+    body(lanes);
+  }
+  if (!any) GTEST_SKIP() << "no AVX-512F or AVX2 (or OPENACL_CONV_1X1=0): oneDNN runs these";
+}
+
 TEST(Conv1x1, MatchesReference) {
-  if (!available()) GTEST_SKIP() << "no AVX-512F (or OPENACL_CONV_1X1=0): oneDNN runs these";
   const Case cases[] = {
-      {1, 16, 16, 4, 4},                                  // one block each side, one tile
-      {1, 24, 144, 7, 7, 16},                             // padded X, 9 blocks: groups of 3
-      {1, 144, 24, 7, 7, 16, true, true},                 // padded Y + residual
-      {2, 40, 40, 5, 9, 8, false, true, true, "Relu"},    // 8-blocks, batch, residual in place
-      {1, 32, 80, 3, 17, 16, true, false, false, "Clip"}, // 5 blocks: groups of 3 and 2
+      {1, 16, 16, 4, 4},                                   // one block each side, one tile
+      {1, 24, 144, 7, 7, 16},                              // padded X, 9 blocks: groups of 3
+      {1, 144, 24, 7, 7, 16, true, true},                  // padded Y + residual
+      {2, 40, 40, 5, 9, 8, false, true, true, "Relu"},     // 8-blocks, batch, residual in place
+      {1, 32, 80, 3, 17, 16, true, false, false, "Clip"},  // 5 blocks: groups of 3 and 2
       {1, 17, 33, 1, 50, 16, true, false, false, "HardSwish"},
       {1, 24, 40, 5, 5, 16, true, false, false, "HardSigmoid"},  // act(0) != 0: the padding lanes still 0
       {1, 64, 16, 23, 29, 8, true, true, false, "HardSigmoid"},  // one block: 1 x 16 tiles, many ranges
       {1, 96, 72, 6, 6, 16, true, false, false, "LeakyRelu"},
-      {1, 48, 20, 4, 5, 16, true, true, false, "Sigmoid"},       // no vector form: applied to the stored tile
-      {3, 8, 1, 2, 3, 8, true, false, false, "Tanh"},            // one output channel
-      {1, 520, 64, 2, 2, 16},                                    // C past a range's worth of pixels
+      {1, 48, 20, 4, 5, 16, true, true, false, "Sigmoid"},     // no vector form: applied to the stored tile
+      {3, 8, 1, 2, 3, 8, true, false, false, "Tanh"},          // one output channel
+      {1, 520, 64, 2, 2, 16},                                  // C past a range's worth of pixels
+      {1, 48, 56, 9, 11, 8, true, true, false, "Relu"},        // 8 lanes: 7 blocks, groups of 3, 2, 2
+      {1, 16, 8, 5, 31, 8, false, false, false, "LeakyRelu"},  // 8 lanes: one block, 1 x 12 tiles
   };
-  for (const Case& k : cases) {
-    SCOPED_TRACE(testing::Message() << "N" << k.N << " C" << k.C << " M" << k.M << " " << k.H << "x" << k.W << " xb"
-                                    << k.xb << " act '" << k.act << "'" << (k.residual ? " residual" : "")
-                                    << (k.in_place ? " in place" : ""));
-    const ConvData d = make_data(k);
-    auto e = Conv1x1::make(geom(k), d.w.data(), k.bias ? d.b.data() : nullptr, k.xb, 16, activation(k.act));
-    ASSERT_TRUE(e);
-    EXPECT_LT(check(k, d, *e), 1e-5);
-  }
+  for_each_form([&](int64_t lanes) {
+    for (const Case& k : cases) {
+      SCOPED_TRACE(testing::Message() << "N" << k.N << " C" << k.C << " M" << k.M << " " << k.H << "x" << k.W << " xb"
+                                      << x_block(k, lanes) << " act '" << k.act << "'"
+                                      << (k.residual ? " residual" : "") << (k.in_place ? " in place" : ""));
+      const ConvData d = make_data(k);
+      auto e = Conv1x1::make(geom(k), d.w.data(), k.bias ? d.b.data() : nullptr, x_block(k, lanes), lanes,
+                             activation(k.act));
+      ASSERT_TRUE(e);
+      EXPECT_EQ(e->y_block(), lanes);
+      EXPECT_LT(check(k, d, *e, lanes), 1e-5);
+    }
+  });
+}
+
+TEST(Conv1x1, AppliesOnlyWhereItShouldWith8Lanes) {
+  LanesScope scope(8);  // the 8-lane form: X and Y in 8-blocks only
+  const WindowGeom g = geom({1, 32, 64, 8, 8});
+  if (!Conv1x1::applies(g, 8, 8)) GTEST_SKIP() << "no AVX2 + FMA (or OPENACL_CONV_1X1=0)";
+  EXPECT_FALSE(Conv1x1::applies(g, 16, 8));  // X in 16-blocks
+  EXPECT_FALSE(Conv1x1::applies(g, 0, 8));   // plain X
+  EXPECT_FALSE(Conv1x1::applies(g, 8, 0));   // plain Y
+  WindowGeom s = g;
+  s.s[1] = s.s[2] = 2;
+  s.out[1] = s.out[2] = 4;
+  EXPECT_FALSE(Conv1x1::applies(s, 8, 8));  // strided
 }
 
 TEST(Conv1x1, AppliesOnlyWhereItShould) {
@@ -82,7 +119,8 @@ TEST(Conv1x1, AppliesOnlyWhereItShould) {
   EXPECT_TRUE(Conv1x1::applies(g, 16, 16));
   EXPECT_TRUE(Conv1x1::applies(g, 8, 16));
   EXPECT_FALSE(Conv1x1::applies(g, 0, 16));   // plain X
-  EXPECT_FALSE(Conv1x1::applies(g, 16, 8));   // Y in 8-blocks
+  EXPECT_FALSE(Conv1x1::applies(g, 16, 8));   // Y in 8-blocks (the 8-lane form runs only where blocks are 8)
+  EXPECT_FALSE(Conv1x1::applies(g, 8, 8));
   EXPECT_FALSE(Conv1x1::applies(g, 16, 0));   // plain Y
   WindowGeom s = g;
   s.s[1] = s.s[2] = 2;
@@ -103,37 +141,37 @@ TEST(Conv1x1, AppliesOnlyWhereItShould) {
 }
 
 TEST(Conv1x1, UsesWeightsPackedAhead) {
-  if (!available()) GTEST_SKIP() << "no AVX-512F (or OPENACL_CONV_1X1=0)";
   const Case k{1, 40, 56, 6, 7, 8, true, true, false, "Relu"};
-  const ConvData d = make_data(k);
-  const size_t wbytes = d.w.size() * sizeof(float);
-  // atc: the pack is recorded against the weights' offset.
-  PackCache recorder(PackCache::Mode::kRecord, d.w.data(), wbytes);
-  auto packed = Conv1x1::make(geom(k), d.w.data(), d.b.data(), k.xb, 16, activation(k.act), &recorder);
-  ASSERT_TRUE(packed);
-  std::vector<PackedBlob> blobs = recorder.recorded();
-  ASSERT_EQ(blobs.size(), 1u);
-  EXPECT_EQ(blobs[0].bytes, static_cast<size_t>(4 * 40 * 16) * sizeof(float));  // 56 outputs: 4 blocks
-  // A load: the weights elsewhere (a copy), the blob found by offset and used
-  // where it lies; zeroing the copy proves the blob is what runs.
-  std::vector<float> copy = d.w;
-  PackCache use(PackCache::Mode::kUse, copy.data(), wbytes);
-  use.add(blobs[0]);
-  auto loaded = Conv1x1::make(geom(k), copy.data(), d.b.data(), k.xb, 16, activation(k.act), &use);
-  ASSERT_TRUE(loaded);
-  EXPECT_EQ(use.used(), 1u);
-  std::fill(copy.begin(), copy.end(), 0.f);
-  EXPECT_LT(check(k, d, *loaded), 1e-5);
+  for_each_form([&](int64_t lanes) {
+    const ConvData d = make_data(k);
+    const size_t wbytes = d.w.size() * sizeof(float);
+    // atc: the pack is recorded against the weights' offset.
+    PackCache recorder(PackCache::Mode::kRecord, d.w.data(), wbytes);
+    auto packed = Conv1x1::make(geom(k), d.w.data(), d.b.data(), k.xb, lanes, activation(k.act), &recorder);
+    ASSERT_TRUE(packed);
+    std::vector<PackedBlob> blobs = recorder.recorded();
+    ASSERT_EQ(blobs.size(), 1u);
+    // 56 outputs: 4 blocks of 16 or 7 of 8.
+    EXPECT_EQ(blobs[0].bytes, static_cast<size_t>((56 + lanes - 1) / lanes * 40 * lanes) * sizeof(float));
+    // A load: the weights elsewhere (a copy), the blob found by offset and
+    // used where it lies; zeroing the copy proves the blob is what runs.
+    std::vector<float> copy = d.w;
+    PackCache use(PackCache::Mode::kUse, copy.data(), wbytes);
+    use.add(blobs[0]);
+    auto loaded = Conv1x1::make(geom(k), copy.data(), d.b.data(), k.xb, lanes, activation(k.act), &use);
+    ASSERT_TRUE(loaded);
+    EXPECT_EQ(use.used(), 1u);
+    std::fill(copy.begin(), copy.end(), 0.f);
+    EXPECT_LT(check(k, d, *loaded, lanes), 1e-5);
+  });
 }
 
 // The pieces of a fused block must chain (InvertedResidual::make: null
-// otherwise, the node then runs chained); GemvPacked and pack_rows16 refuse
-// what they cannot pack.
-TEST(Conv1x1, FusedBlockAndPackingRefuseWhatDoesNotFit) {
-  if (!available()) GTEST_SKIP() << "no AVX-512F (or OPENACL_CONV_1X1=0): oneDNN runs these";
+// otherwise, the node then runs chained), at `lanes`.
+void fused_block_refusals(int64_t lanes) {
   const std::vector<float> w(96 * 96, 0.1f);
   auto pointwise = [&](int64_t c, int64_t m, int64_t hw, int64_t xb) {
-    return Conv1x1::make(geom({1, c, m, hw, hw}), w.data(), nullptr, xb, 16, Activation{});
+    return Conv1x1::make(geom({1, c, m, hw, hw}), w.data(), nullptr, xb, lanes, Activation{});
   };
   auto depthwise = [&](int64_t c, int64_t hw, int64_t s) {
     WindowGeom g;
@@ -143,22 +181,33 @@ TEST(Conv1x1, FusedBlockAndPackingRefuseWhatDoesNotFit) {
       g.in[i] = hw, g.k[i] = 3, g.s[i] = s, g.d[i] = 1, g.pb[i] = g.pe[i] = 1;
       g.out[i] = (hw - 1) / s + 1;
     }
-    return ConvDepthwise::make(g, w.data(), nullptr, 16, 16, Activation{});
+    return ConvDepthwise::make(g, w.data(), nullptr, lanes, lanes, Activation{});
   };
   // 24 -> 48 at 16x16, depthwise stride 2 to 8x8, 48 -> 24.
-  const auto expand = pointwise(24, 48, 16, 8), project = pointwise(48, 24, 8, 16);
+  const auto expand = pointwise(24, 48, 16, 8), project = pointwise(48, 24, 8, lanes);
   const auto dw = depthwise(48, 16, 2);
   ASSERT_TRUE(expand && dw && project);
   EXPECT_NE(InvertedResidual::make(expand, dw, project, 1), nullptr);
-  EXPECT_NE(InvertedResidual::make(nullptr, depthwise(24, 16, 2), pointwise(24, 24, 8, 16), 1), nullptr);
+  EXPECT_NE(InvertedResidual::make(nullptr, depthwise(24, 16, 2), pointwise(24, 24, 8, lanes), 1), nullptr);
   EXPECT_EQ(InvertedResidual::make(expand, nullptr, project, 1), nullptr);
   EXPECT_EQ(InvertedResidual::make(expand, dw, nullptr, 1), nullptr);
   EXPECT_EQ(InvertedResidual::make(expand, dw, project, 0), nullptr);                       // no images
   EXPECT_EQ(InvertedResidual::make(pointwise(24, 32, 16, 8), dw, project, 1), nullptr);   // 32 != 48 channels
   EXPECT_EQ(InvertedResidual::make(pointwise(24, 48, 12, 8), dw, project, 1), nullptr);   // expands 12x12
-  EXPECT_EQ(InvertedResidual::make(expand, dw, pointwise(48, 24, 16, 16), 1), nullptr);   // projects 16x16
-  EXPECT_EQ(InvertedResidual::make(expand, dw, pointwise(48, 24, 8, 8), 1), nullptr);     // reads 8-blocks
+  EXPECT_EQ(InvertedResidual::make(expand, dw, pointwise(48, 24, 16, lanes), 1), nullptr);  // projects 16x16
+  if (lanes == 16) {
+    EXPECT_EQ(InvertedResidual::make(expand, dw, pointwise(48, 24, 8, 8), 1), nullptr);  // reads 8-blocks
+  }
   EXPECT_EQ(InvertedResidual::make(expand, depthwise(32, 16, 2), project, 1), nullptr);
+}
+
+TEST(Conv1x1, FusedBlockRefusesWhatDoesNotChain) {
+  for_each_form([](int64_t lanes) { fused_block_refusals(lanes); });
+}
+
+// GemvPacked and pack_rows refuse what they cannot pack; pack_rows' layout.
+TEST(Conv1x1, PackingRefusesWhatItCannotPack) {
+  const std::vector<float> w(96 * 96, 0.1f);
   EXPECT_EQ(GemvPacked::make(nullptr, 10, 8), nullptr);
   EXPECT_EQ(GemvPacked::make(w.data(), 0, 8), nullptr);
   EXPECT_EQ(GemvPacked::make(w.data(), 10, -1), nullptr);
@@ -169,6 +218,13 @@ TEST(Conv1x1, FusedBlockAndPackingRefuseWhatDoesNotFit) {
   EXPECT_EQ(p[16 * 3 + 0], 0.1f);
   EXPECT_EQ(p[16 * 3 + 1], 0.f);
   EXPECT_EQ(p[2 * 16 * 3 - 1], 0.f);
+  EXPECT_EQ(pack_rows(w.data(), 17, 3, 0, "test v1", nullptr), nullptr);  // no lanes
+  // 8 lanes: 17 rows in three blocks, the third one row and seven of zeros.
+  const auto packed8 = pack_rows(w.data(), 17, 3, 8, "test v1", nullptr);
+  ASSERT_NE(packed8, nullptr);
+  const float* p8 = static_cast<const float*>(packed8.get());
+  EXPECT_EQ(p8[2 * 8 * 3 + 8 * 2], 0.1f);
+  EXPECT_EQ(p8[2 * 8 * 3 + 8 * 2 + 1], 0.f);
 }
 
 // A plain product on these loops (Winograd's, conv_winograd.h): Y [np x M]

@@ -1,6 +1,7 @@
-// The fused activations (fused_activation.h) on 16 floats at a time, for our
-// AVX-512 convolution loops (conv_1x1.cpp, conv_dw.cpp): applied in registers
-// before the store. Same results as Activation::apply_range, NaN included.
+// The fused activations (fused_activation.h) on 16 floats at a time (apply)
+// or 8 (apply8), for our convolution loops (conv_1x1.cpp, conv_dw.cpp: their
+// AVX-512 and AVX2 forms): applied in registers before the store. Same
+// results as Activation::apply_range, NaN included.
 #pragma once
 
 #include <algorithm>
@@ -34,13 +35,13 @@ inline Kind kind_of(const Activation& a) {
   return kOther;
 }
 
-// kOther's way: `act` over `pixels` stored 16-lane vectors (one channel
-// block), then the lanes from `real` on set back to zero (a block's padding
-// channels stay zeros whatever the activation makes of 0).
-inline void apply_stored(const Activation& act, float* y, int64_t pixels, int64_t real) {
-  act.apply_range(y, 0, pixels * 16);
-  if (real < 16)
-    for (int64_t p = 0; p < pixels; ++p) std::fill(y + p * 16 + real, y + (p + 1) * 16, 0.f);
+// kOther's way: `act` over `pixels` stored vectors of `lanes` floats (one
+// channel block), then the lanes from `real` on set back to zero (a block's
+// padding channels stay zeros whatever the activation makes of 0).
+inline void apply_stored(const Activation& act, float* y, int64_t pixels, int64_t real, int64_t lanes = 16) {
+  act.apply_range(y, 0, pixels * lanes);
+  if (real < lanes)
+    for (int64_t p = 0; p < pixels; ++p) std::fill(y + p * lanes + real, y + (p + 1) * lanes, 0.f);
 }
 
 #ifdef OPENACL_ACT512
@@ -64,6 +65,37 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 apply(__m512 v, 
     (void)a, (void)b;
     return v;
   }
+}
+
+// The same on 8 floats (AVX2): max/min return the second operand where one
+// is NaN, as the 16-float forms.
+template <int KIND>
+__attribute__((target("avx2,fma"), always_inline)) inline __m256 apply8(__m256 v, float a, float b) {
+  if constexpr (KIND == kRelu) {
+    return _mm256_max_ps(v, _mm256_setzero_ps());  // NaN -> 0
+  } else if constexpr (KIND == kLeakyRelu) {
+    const __m256 neg = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ);
+    return _mm256_blendv_ps(v, _mm256_mul_ps(v, _mm256_set1_ps(a)), neg);
+  } else if constexpr (KIND == kClip) {  // NaN passes
+    return _mm256_min_ps(_mm256_set1_ps(b), _mm256_max_ps(_mm256_set1_ps(a), v));
+  } else if constexpr (KIND == kHardSigmoid) {
+    const __m256 t = _mm256_min_ps(_mm256_fmadd_ps(v, _mm256_set1_ps(a), _mm256_set1_ps(b)), _mm256_set1_ps(1.f));
+    return _mm256_max_ps(t, _mm256_setzero_ps());
+  } else if constexpr (KIND == kHardSwish) {
+    const __m256 t =
+        _mm256_min_ps(_mm256_fmadd_ps(v, _mm256_set1_ps(1.f / 6.f), _mm256_set1_ps(0.5f)), _mm256_set1_ps(1.f));
+    return _mm256_mul_ps(v, _mm256_max_ps(t, _mm256_setzero_ps()));
+  } else {
+    (void)a, (void)b;
+    return v;
+  }
+}
+
+// The first `real` of 8 lanes set, for _mm256_and_ps (a block's padding
+// lanes to zero).
+__attribute__((target("avx2"), always_inline)) inline __m256 lanes8(int64_t real) {
+  const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(real)), idx));
 }
 #endif
 

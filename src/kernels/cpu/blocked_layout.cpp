@@ -78,6 +78,15 @@ bool full_width_avx512() {
   return yes;
 }
 
+bool eight_lane_loops() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return avx2 && channel_block() == 8;
+#else
+  return false;
+#endif
+}
+
 bool mixed_blocks() {
   if (const int o = g_mixed_override.load(std::memory_order_relaxed); o >= 0) return o != 0;
   return channel_block() == 16;

@@ -63,6 +63,11 @@ void set_channel_block_for_testing(int64_t block);
 // 256-bit halves (AMD Zen 4). Only Winograd's channel threshold depends on it
 // (conv_winograd.cpp).
 bool full_width_avx512();
+// Whether our convolution loops' 8-lane (AVX2) forms run (conv_1x1.h,
+// conv_dw.h): on a CPU with AVX2 and FMA whose block is 8 (AVX2 machines,
+// or a test that forces 8). Where blocks are 16, an 8-blocked tensor is one
+// whose channels are not a multiple of 16, and oneDNN's kernels keep it.
+bool eight_lane_loops();
 // Whether blocks are mixed: with a block of 16 (AVX-512), a marked tensor
 // whose C is a multiple of 8 but not of 16 takes 8-blocks and every other one
 // 16, whatever kBlockedMaxAttr says. The 16-block kernels run faster than the

@@ -1,9 +1,10 @@
 // A pointwise convolution (1x1 window, stride 1, no padding, one group) over
-// channel-blocked activations, with our own AVX-512 loops instead of a
-// oneDNN primitive: X in 8- or 16-blocks (nChw8c / nChw16c, its padding
-// channels never read), Y in 16-blocks (its padding channels written as
-// zeros), the bias, a fused residual (which may be Y itself) and the fused
-// activation applied before Y is stored.
+// channel-blocked activations, with our own loops instead of a oneDNN
+// primitive: on AVX-512, X in 8- or 16-blocks (nChw8c / nChw16c, its padding
+// channels never read) and Y in 16-blocks (its padding channels written as
+// zeros); on AVX2 (where oneDNN's kernels take 8-blocks), X and Y in
+// 8-blocks. The bias, a fused residual (which may be Y itself) and the fused
+// activation are applied before Y is stored.
 //
 // Why not oneDNN's jit_1x1: the code generation of each of its primitives
 // took 0.16-0.74 ms of a load (LR-ASPP has 24 such layers: 8 of its 11 ms
@@ -11,15 +12,16 @@
 // docs/graph-engine.md, "Pointwise and depthwise convolutions without
 // oneDNN").
 //
-// The work: W is packed once into [ceil(M/16)][C][16] (zeros past M; from an
-// .om's PACKED section when atc packed it). Output blocks go in groups of up
-// to four and pixels in tiles (4 blocks x 6 pixels, 3 x 8, 2 x 12 or
-// 1 x 16: up to 24 accumulators), each tile one pass over the input channels: per
-// channel, one weight vector per block and one broadcast per pixel. Where M
-// % 16 == 8 the last block's sums take 8-lane registers (half the FMA cost
-// where AVX-512 runs as two 256-bit halves: MobileNetV2's two 24-channel
-// projections 0.705 -> 0.689 and 0.605 -> 0.563 ms with their blocks, Zen
-// 4). Tiles run pixel range by pixel range (a range's X stays in the L2
+// The work: W is packed once into [ceil(M/L)][C][L] (L = Y's block; zeros
+// past M; from an .om's PACKED section when atc packed it). Output blocks go
+// in groups of up to four and pixels in tiles (4 blocks x 6 pixels, 3 x 8,
+// 2 x 12 or 1 x 16: up to 24 accumulators of AVX-512's 32 registers; with 8
+// lanes 3 x 4, 2 x 6 or 1 x 12 of AVX2's 16), each tile one pass over the
+// input channels: per channel, one weight vector per block and one
+// broadcast per pixel. Where M % 16 == 8 on AVX-512 the last block's sums
+// take 8-lane registers (half the FMA cost where AVX-512 runs as two 256-bit
+// halves: MobileNetV2's two 24-channel projections 0.705 -> 0.689 and 0.605
+// -> 0.563 ms with their blocks, Zen 4). Tiles run pixel range by pixel range (a range's X stays in the L2
 // cache while every group reads it), spread over the compute threads.
 #pragma once
 
@@ -37,9 +39,10 @@ class Conv1x1 {
  public:
   // Whether these loops take a convolution of geometry g with X in blocks of
   // xb and Y in blocks of yb (0: plain): a 1x1 window, stride 1, no padding,
-  // one group, xb 8 or 16, yb 16, more than one pixel, on a CPU with
-  // AVX-512F. OPENACL_CONV_1X1=0 in the environment turns them off (for
-  // comparisons with oneDNN).
+  // one group, more than one pixel; xb 8 or 16 and yb 16 on a CPU with
+  // AVX-512F, or xb and yb 8 on one with AVX2 and FMA whose blocks are 8
+  // (channel_block(), blocked_layout.h). OPENACL_CONV_1X1=0 in the
+  // environment turns them off (for comparisons with oneDNN).
   static bool applies(const WindowGeom& g, int64_t xb, int64_t yb);
 
   // w: [M, C, 1...] float32 (constant), b: [M] or nullptr. nullptr when
@@ -69,16 +72,19 @@ class Conv1x1 {
   int64_t in_channels() const { return C_; }
   int64_t out_channels() const { return M_; }
   int64_t x_block() const { return xb_; }
+  int64_t y_block() const { return L_; }
   int64_t pixels() const { return P_; }  // per image
 
  private:
   Conv1x1() = default;
-  static std::shared_ptr<const Conv1x1> setup(int64_t N, int64_t C, int64_t M, int64_t P, int64_t xb,
+  static std::shared_ptr<const Conv1x1> setup(int64_t N, int64_t C, int64_t M, int64_t P, int64_t xb, int64_t L,
                                               std::shared_ptr<const void> packed, const float* b,
                                               const Activation& act);
-  // One tile: pixels [p0, p0 + np) of output blocks [ob0, ob0 + nb).
+  // One tile: pixels [p0, p0 + np) of output blocks [ob0, ob0 + nb); with
+  // 8 lanes, `count` such tiles one after another (pixels [p0, p0 + count *
+  // np)) in one call of the tile loop (16 lanes: always one).
   struct Tile {
-    int32_t p0, np, ob0, nb;
+    int32_t p0, np, ob0, nb, count;
   };
   // Appends the tiles of pixels [q0, q1): every group of output blocks (up
   // to four, sizes balanced) over them in tiles of balanced sizes.
@@ -87,8 +93,9 @@ class Conv1x1 {
   void run_tile(const Tile& t, const float* x, int64_t xcs, float* y, int64_t ybs, const float* r) const;
 
   int64_t N_ = 0, C_ = 0, M_ = 0, P_ = 0, xb_ = 0, Mb_ = 0;
-  std::shared_ptr<const void> w_;  // packed weights, [Mb][C][16]
-  std::vector<float> bias_;        // [Mb * 16], zeros past M and without a bias
+  int64_t L_ = 16;                 // lanes: Y's block (16 or 8)
+  std::shared_ptr<const void> w_;  // packed weights, [Mb][C][L]
+  std::vector<float> bias_;        // [Mb * L], zeros past M and without a bias
   Activation act_;
   int kind_ = 0;  // act512::Kind of act_
   bool half_ = false;  // M % 16 == 8 on AVX-512VL: the last block's sums in 8-lane registers

@@ -1,4 +1,4 @@
-// Depthwise convolution over 16-channel blocks: see conv_dw.h.
+// Depthwise convolution over 16- or 8-channel blocks: see conv_dw.h.
 #include "kernels/cpu/conv_dw.h"
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 
 #include "base/page_alloc.h"
 #include "kernels/cpu/act512.h"
+#include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/cpu_common.h"
 
 namespace openacl::kernels::cpu {
@@ -26,6 +27,20 @@ int variant_of(int64_t k, int64_t s, int64_t d) {
   return -1;
 }
 
+// Columns [a, b) of a row in tiles of up to tw, sizes balanced (the first
+// ones a column wider), appended to plan; edge tiles where `edge` says so or
+// a tile reaches past the interior [lo, hi).
+void plan_tiles(int64_t a, int64_t b, int64_t tw, bool edge, int64_t lo, int64_t hi,
+                std::vector<ConvDepthwise::Tile8>* plan) {
+  if (b <= a) return;
+  const int64_t nt = (b - a + tw - 1) / tw, base = (b - a) / nt, rem = (b - a) % nt;
+  for (int64_t t = 0, ow = a; t < nt; ++t) {
+    const int64_t n = base + (t < rem ? 1 : 0);
+    plan->push_back({static_cast<int32_t>(ow), static_cast<int32_t>(n), edge || ow < lo || ow + n > hi});
+    ow += n;
+  }
+}
+
 bool enabled() {
   static const bool on = [] {
     const char* e = std::getenv("OPENACL_CONV_DW");
@@ -38,16 +53,19 @@ bool enabled() {
 struct RowArgs {
   const float* x;     // the block's input rows from row0 on
   int64_t row0;       // the input row x starts at
-  int64_t W, xrs;     // input columns; floats per input row (W * 16)
+  int64_t W, xrs;     // input columns; floats per input row (W * lanes)
   int64_t ih0;        // the window's first input row (oh * S - pt)
   int kh0, kh1;       // the window rows inside the input
   int64_t pl;         // left padding
-  const float* w;     // the block's packed weights, [K * K][16]
-  const float* bias;  // its 16 values
-  float* y;           // the output row (OW * 16 floats)
+  const float* w;     // the block's packed weights, [K * K][lanes]
+  const float* bias;  // its lanes' values
+  float* y;           // the output row (OW * lanes floats)
   const float* r;     // the residual's row, or null
   __mmask16 mask;     // the block's real channels
   float a, b;         // the activation's parameters
+  const ConvDepthwise::Tile8* plan;  // 8 lanes: the row's tiles
+  int64_t plan_n;
+  int64_t yrs;  // floats per output row (OW * lanes)
 };
 
 template <int KIND>
@@ -154,6 +172,126 @@ constexpr std::array<std::array<RowFn, kNumVariants>, act512::kOther + 1> all_ro
   return {rows_for<KIND == act512::kOther ? act512::kNone : KIND>(std::make_integer_sequence<int, kNumVariants>{})...};
 }
 const auto kRows = all_rows(std::make_integer_sequence<int, act512::kOther + 1>{});
+
+// The 8-lane form (AVX2 + FMA, 8-blocks), for the CPUs whose oneDNN kernels
+// take 8-blocks. Not the 16-lane tile's way (a window row's input vectors
+// held in registers): AVX2's 16 registers then leave room for 4-6 columns,
+// and a column's sum is a chain of K * K dependent FMAs (5 cycles each on a
+// Zen 2), so few chains left the FMA units idle (35 GFLOP/s on a 56x56 3x3
+// layer). Here each FMA takes its input vector straight from memory (L1:
+// each is read K times) and the weight vector from a register, and a tile
+// holds 8 independent sums: 8 columns of one row, or 4 columns of two rows
+// whose windows lie inside the input's rows (the weight vector then serves
+// both). 8 sums ran best (one row: tiles of 6, 8, 10 or 12 columns 50, 57,
+// 50 and 46 GFLOP/s on a 56x56 layer's interior; two rows of 3, 4, 5 or 6
+// columns 54, 60, 50 and 51), and two rows beat one on short rows (14x14:
+// 0.068 -> 0.051 ms for 576 channels), where a row is one or two tiles.
+constexpr int kTile8Max = 8;
+constexpr int kTile8x2Max = 4;  // columns per tile of two rows
+
+template <int KIND>
+__attribute__((target("avx2,fma"), always_inline)) inline void finish8(const RowArgs& t, __m256 v, float* y,
+                                                                       const float* r) {
+  if (r) v = _mm256_add_ps(v, _mm256_loadu_ps(r));
+  v = act512::apply8<KIND>(v, t.a, t.b);
+  if (t.mask != 0xff) v = _mm256_and_ps(v, act512::lanes8(__builtin_popcount(t.mask)));
+  _mm256_storeu_ps(y, v);
+}
+
+// Columns [ow0, ow0 + T) of R output rows (1, or 2 whose windows lie
+// inside the input's rows: t.ih0 is the first's). EDGE: some windows reach
+// past the input's columns: each window row's input vectors are first
+// copied into a buffer with zeros for the columns outside, and the FMAs
+// read that (a test per FMA instead, or the border columns in tiles of
+// their own, each a chain of K * K dependent FMAs, cost more).
+template <int KIND, int K, int S, int D, int R, int T, bool EDGE>
+__attribute__((target("avx2,fma"))) void tile8(const RowArgs& args, int64_t ow0) {
+  // A copy of one's own: the stores through t.y could otherwise be t's own
+  // floats, and GCC reloaded the activation's parameters and the pointers
+  // for every column.
+  const RowArgs t = args;
+  __m256 acc[R][T];
+  const __m256 bv = _mm256_loadu_ps(t.bias);
+#pragma GCC unroll 2
+  for (int j = 0; j < R; ++j)
+#pragma GCC unroll 8
+    for (int i = 0; i < T; ++i) acc[j][i] = bv;
+  const int64_t iw0 = ow0 * S - t.pl;                // the tile's first input column
+  constexpr int NX = (T - 1) * S + (K - 1) * D + 1;  // input columns the tile reads
+  alignas(32) float buf[EDGE ? R * NX * 8 : 8];
+  const int kh0 = R == 1 ? t.kh0 : 0, kh1 = R == 1 ? t.kh1 : K;
+  for (int kh = kh0; kh < kh1; ++kh) {
+    const float* xr[R];
+#pragma GCC unroll 2
+    for (int j = 0; j < R; ++j) {
+      xr[j] = t.x + (t.ih0 + j * S + kh * D - t.row0) * t.xrs + iw0 * 8;
+      if (EDGE) {
+        float* b = buf + j * NX * 8;
+        for (int c = 0; c < NX; ++c)
+          _mm256_store_ps(b + 8 * c,
+                          iw0 + c >= 0 && iw0 + c < t.W ? _mm256_loadu_ps(xr[j] + 8 * c) : _mm256_setzero_ps());
+        xr[j] = b;
+      }
+    }
+    const float* wk = t.w + kh * K * 8;
+#pragma GCC unroll 5
+    for (int kw = 0; kw < K; ++kw) {
+      const __m256 wv = _mm256_loadu_ps(wk + 8 * kw);
+#pragma GCC unroll 2
+      for (int j = 0; j < R; ++j)
+#pragma GCC unroll 8
+        for (int i = 0; i < T; ++i)
+          acc[j][i] = _mm256_fmadd_ps(_mm256_loadu_ps(xr[j] + 8 * (i * S + kw * D)), wv, acc[j][i]);
+    }
+  }
+#pragma GCC unroll 2
+  for (int j = 0; j < R; ++j) {
+    float* y = t.y + j * t.yrs + 8 * ow0;
+    const float* r = t.r ? t.r + j * t.yrs + 8 * ow0 : nullptr;
+#pragma GCC unroll 8
+    for (int i = 0; i < T; ++i) finish8<KIND>(t, acc[j][i], y + 8 * i, r ? r + 8 * i : nullptr);
+  }
+}
+
+// Columns [ow, ow + n), 0 < n <= T, in one tile.
+template <int KIND, int K, int S, int D, int R, bool EDGE, int T>
+__attribute__((target("avx2,fma"), always_inline)) inline void tile8_of(const RowArgs& t, int64_t ow, int64_t n) {
+  if constexpr (T > 0) {
+    if (n == T)
+      tile8<KIND, K, S, D, R, T, EDGE>(t, ow);
+    else
+      tile8_of<KIND, K, S, D, R, EDGE, T - 1>(t, ow, n);
+  }
+}
+
+// R output rows: the tiles of t.plan (ConvDepthwise::make).
+template <int KIND, int V, int R>
+__attribute__((target("avx2,fma"))) void row8(const RowArgs& t, int64_t, int64_t, int64_t) {
+  constexpr int K = kVariants[V][0], S = kVariants[V][1], D = kVariants[V][2];
+  constexpr int TW = R == 1 ? kTile8Max : kTile8x2Max;
+  for (int64_t i = 0; i < t.plan_n; ++i) {
+    const ConvDepthwise::Tile8& p = t.plan[i];
+    if (p.edge)
+      tile8_of<KIND, K, S, D, R, true, TW>(t, p.ow, p.n);
+    else
+      tile8_of<KIND, K, S, D, R, false, TW>(t, p.ow, p.n);
+  }
+}
+
+template <int KIND, int R, int... V>
+constexpr std::array<RowFn, kNumVariants> rows8_for(std::integer_sequence<int, V...>) {
+  return {&row8<KIND, V, R>...};
+}
+template <int R, int... KIND>
+constexpr std::array<std::array<RowFn, kNumVariants>, act512::kOther + 1> all_rows8(
+    std::integer_sequence<int, KIND...>) {
+  return {rows8_for < KIND == act512::kOther ? act512::kNone : KIND,
+          R > (std::make_integer_sequence<int, kNumVariants>{})...};
+}
+// kRows8[R - 1][kind][variant]: one row, or two.
+const std::array<std::array<RowFn, kNumVariants>, act512::kOther + 1> kRows8[2] = {
+    all_rows8<1>(std::make_integer_sequence<int, act512::kOther + 1>{}),
+    all_rows8<2>(std::make_integer_sequence<int, act512::kOther + 1>{})};
 #endif  // OPENACL_ACT512
 
 }  // namespace
@@ -161,7 +299,8 @@ const auto kRows = all_rows(std::make_integer_sequence<int, act512::kOther + 1>{
 bool ConvDepthwise::applies(const WindowGeom& g, int64_t xb, int64_t yb) {
 #ifdef OPENACL_ACT512
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (!avx512 || !enabled() || xb != 16 || yb != 16 || g.nsp != 2) return false;
+  const bool lanes_ok = yb == 16 ? avx512 : yb == 8 && eight_lane_loops();
+  if (!lanes_ok || !enabled() || xb != yb || g.nsp != 2) return false;
   if (g.G != g.C || g.M != g.C || g.C <= 0 || g.N <= 0 || g.out_size() <= 0) return false;
   if (g.k[1] != g.k[2] || g.s[1] != g.s[2] || g.d[1] != g.d[2] || variant_of(g.k[1], g.s[1], g.d[1]) < 0) return false;
   for (int i = 1; i < kMaxSpatial; ++i)
@@ -178,23 +317,41 @@ std::shared_ptr<const ConvDepthwise> ConvDepthwise::make(const WindowGeom& g, co
                                                          PackCache* packs) {
   if (!w || !applies(g, xb, yb)) return nullptr;
   std::shared_ptr<ConvDepthwise> k(new ConvDepthwise());
-  k->N_ = g.N, k->C_ = g.C, k->Cb_ = (g.C + 15) / 16;
+  k->N_ = g.N, k->C_ = g.C, k->L_ = yb, k->Cb_ = (g.C + yb - 1) / yb;
   k->H_ = g.in[1], k->W_ = g.in[2], k->OH_ = g.out[1], k->OW_ = g.out[2];
   k->K_ = static_cast<int>(g.k[1]), k->S_ = static_cast<int>(g.s[1]), k->D_ = static_cast<int>(g.d[1]);
   k->pt_ = g.pb[1], k->pl_ = g.pb[2];
   k->variant_ = variant_of(g.k[1], g.s[1], g.d[1]);
-  const int64_t C = g.C, Cb = k->Cb_, KK = g.k[1] * g.k[1];
+  const int64_t C = g.C, Cb = k->Cb_, KK = g.k[1] * g.k[1], L = yb;
   // Interior columns: ow * S - pl >= 0 and ow * S - pl + (K - 1) * D <= W - 1.
   k->ow_lo_ = std::min<int64_t>(k->OW_, (k->pl_ + k->S_ - 1) / k->S_);
   const int64_t last_start = k->W_ - 1 - (k->K_ - 1) * k->D_ + k->pl_;  // the largest ow * S allowed
   k->ow_hi_ = last_start < 0 ? k->ow_lo_ : std::clamp<int64_t>(last_start / k->S_ + 1, k->ow_lo_, k->OW_);
-  k->bias_.assign(static_cast<size_t>(Cb * 16), 0.f);
+#ifdef OPENACL_ACT512
+  if (L == 8) {
+    // The row's tiles, the same for every row: as row() cuts them, but in
+    // tiles of balanced sizes (a 7-column row in 4 + 3, not 6 + 1).
+    const int64_t OW = k->OW_, lo = k->ow_lo_, hi = k->ow_hi_;
+    for (auto [tw, plan] : {std::pair<int64_t, std::vector<Tile8>*>{kTile8Max, &k->plan8_},
+                            std::pair<int64_t, std::vector<Tile8>*>{kTile8x2Max, &k->plan8x2_}}) {
+      if (OW <= 2 * tw) {
+        plan_tiles(0, OW, tw, false, lo, hi, plan);
+      } else {
+        plan_tiles(0, lo, tw, true, lo, hi, plan);
+        plan_tiles(lo, hi, tw, false, lo, hi, plan);
+        plan_tiles(hi, OW, tw, true, lo, hi, plan);
+      }
+    }
+  }
+#endif
+  k->bias_.assign(static_cast<size_t>(Cb * L), 0.f);
   if (b) std::memcpy(k->bias_.data(), b, static_cast<size_t>(C) * sizeof(float));
   k->act_ = act;
   k->kind_ = act512::kind_of(act);
 
-  const size_t bytes = static_cast<size_t>(Cb * KK * 16) * sizeof(float);
-  const std::string recipe = "conv depthwise [Cb][K*K][16] v1 C" + std::to_string(C) + " K" + std::to_string(k->K_);
+  const size_t bytes = static_cast<size_t>(Cb * KK * L) * sizeof(float);
+  const std::string recipe =
+      "conv depthwise [Cb][K*K][" + std::to_string(L) + "] v1 C" + std::to_string(C) + " K" + std::to_string(k->K_);
   if (packs) k->w_ = packs->find(w, recipe, bytes);
   if (!k->w_) {
     PageBuffer buf = alloc_pages(bytes);
@@ -202,7 +359,7 @@ std::shared_ptr<const ConvDepthwise> ConvDepthwise::make(const WindowGeom& g, co
     float* p = static_cast<float*>(buf.get());
     std::memset(p, 0, bytes);
     for (int64_t c = 0; c < C; ++c)
-      for (int64_t t = 0; t < KK; ++t) p[((c / 16) * KK + t) * 16 + c % 16] = w[c * KK + t];
+      for (int64_t t = 0; t < KK; ++t) p[((c / L) * KK + t) * L + c % L] = w[c * KK + t];
     std::shared_ptr<const void> owned(buf.release(), PageFree());
     if (packs) packs->record(w, recipe, owned.get(), bytes, owned);
     k->w_ = std::move(owned);
@@ -216,37 +373,62 @@ std::shared_ptr<const ConvDepthwise> ConvDepthwise::make(const WindowGeom& g, co
   return k;
 }
 
-void ConvDepthwise::run_row(const float* x, int64_t row0, float* y, const float* r, int64_t cb, int64_t oh) const {
+void ConvDepthwise::run_rows(const float* x, int64_t row0, float* y, const float* r, int64_t cb, int64_t oh0,
+                             int64_t oh1) const {
 #ifdef OPENACL_ACT512
   RowArgs t;
   t.x = x, t.row0 = row0;
-  t.W = W_, t.xrs = W_ * 16, t.pl = pl_;
-  t.ih0 = oh * S_ - pt_;
-  // Window rows inside the input: 0 <= ih0 + kh * D <= H - 1.
-  t.kh0 = t.ih0 >= 0 ? 0 : static_cast<int>((-t.ih0 + D_ - 1) / D_);
-  const int64_t top = H_ - 1 - t.ih0;
-  t.kh1 = top < 0 ? 0 : static_cast<int>(std::min<int64_t>(K_, top / D_ + 1));
-  t.kh1 = std::max(t.kh1, t.kh0);
-  t.w = static_cast<const float*>(w_.get()) + cb * K_ * K_ * 16;
-  t.bias = bias_.data() + cb * 16;
-  t.y = y, t.r = r;
-  const int64_t real = std::min<int64_t>(16, C_ - cb * 16);
+  t.W = W_, t.xrs = W_ * L_, t.pl = pl_;
+  t.w = static_cast<const float*>(w_.get()) + cb * K_ * K_ * L_;
+  t.bias = bias_.data() + cb * L_;
+  const int64_t real = std::min<int64_t>(L_, C_ - cb * L_);
   t.mask = static_cast<__mmask16>((1u << real) - 1);
   t.a = act_.alpha, t.b = act_.beta;
-  kRows[static_cast<size_t>(kind_)][static_cast<size_t>(variant_)](t, OW_, ow_lo_, ow_hi_);
-  if (kind_ == act512::kOther) act512::apply_stored(act_, y, OW_, real);  // no vector form here: on the stored row
+  t.yrs = OW_ * L_;
+  const auto& rows = L_ == 8 ? kRows8[0] : kRows;
+  const int dshift = D_ == 2 ? 1 : 0;  // D is 1 or 2: a shift, not a division, on every row
+  const int64_t span = (K_ - 1) * D_;  // the window's rows, less one
+  for (int64_t oh = oh0; oh < oh1;) {
+    t.ih0 = oh * S_ - pt_;
+    t.y = y + (oh - oh0) * t.yrs, t.r = r ? r + (oh - oh0) * t.yrs : nullptr;
+    int64_t n = 1;  // rows done by this call
+    if (L_ == 8 && oh + 1 < oh1 && t.ih0 >= 0 && t.ih0 + S_ + span <= H_ - 1) {
+      // Two rows whose windows lie inside the input's rows: one tile, twice
+      // the independent sums (see kTile8x2Max).
+      t.plan = plan8x2_.data(), t.plan_n = static_cast<int64_t>(plan8x2_.size());
+      kRows8[1][static_cast<size_t>(kind_)][static_cast<size_t>(variant_)](t, OW_, ow_lo_, ow_hi_);
+      n = 2;
+    } else {
+      // Window rows inside the input: 0 <= ih0 + kh * D <= H - 1.
+      t.kh0 = t.ih0 >= 0 ? 0 : static_cast<int>((-t.ih0 + D_ - 1) >> dshift);
+      const int64_t top = H_ - 1 - t.ih0;
+      t.kh1 = top < 0 ? 0 : static_cast<int>(std::min<int64_t>(K_, (top >> dshift) + 1));
+      t.kh1 = std::max(t.kh1, t.kh0);
+      t.plan = plan8_.data(), t.plan_n = static_cast<int64_t>(plan8_.size());
+      rows[static_cast<size_t>(kind_)][static_cast<size_t>(variant_)](t, OW_, ow_lo_, ow_hi_);
+    }
+    // No vector form here: on the stored rows.
+    if (kind_ == act512::kOther) act512::apply_stored(act_, t.y, OW_ * n, real, L_);
+    oh += n;
+  }
 #else
-  (void)x, (void)row0, (void)y, (void)r, (void)cb, (void)oh;
+  (void)x, (void)row0, (void)y, (void)r, (void)cb, (void)oh0, (void)oh1;
 #endif
 }
 
 void ConvDepthwise::run(const float* x, float* y, const float* residual) const {
-  const int64_t xplane = H_ * W_ * 16, yplane = OH_ * OW_ * 16;
+  const int64_t xplane = H_ * W_ * L_, yplane = OH_ * OW_ * L_;
   parallel_for(N_ * Cb_ * OH_, grain_, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) {
-      const int64_t oh = i % OH_, nb = i / OH_;  // nb: image * Cb + block
-      const int64_t yoff = nb * yplane + oh * OW_ * 16;
-      run_row(x + nb * xplane, 0, y + yoff, residual ? residual + yoff : nullptr, nb % Cb_, oh);
+    // nb: image * Cb + block, cb: the block; rows counted, not divided out.
+    for (int64_t i = lo, oh = lo % OH_, nb = lo / OH_, cb = nb % Cb_; i < hi;) {
+      const int64_t n = std::min(hi - i, OH_ - oh);  // rows of this plane in the chunk
+      const int64_t yoff = nb * yplane + oh * OW_ * L_;
+      run_rows(x + nb * xplane, 0, y + yoff, residual ? residual + yoff : nullptr, cb, oh, oh + n);
+      i += n, oh += n;
+      if (oh == OH_) {
+        oh = 0, ++nb;
+        if (++cb == Cb_) cb = 0;
+      }
     }
   });
 }

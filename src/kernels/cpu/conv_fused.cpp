@@ -404,7 +404,9 @@ class ConvBlockKernel final : public Kernel {
     if (xd_.size() != 4 || yd_.size() != 4) return;
     const graph::AttributeMap& a = init.attrs();
     const int64_t xb = blocked_block(a, false, 0, xt), yb = blocked_block(a, true, 0, init.output(0));
-    if (yb != 16 || (sum_ && (!init.has_input(3) || blocked_block(a, false, 3, init.input(3)) != yb))) return;
+    // The inner tensors take Y's block (the loops' lanes: 16 on AVX-512, 8 on AVX2).
+    if ((yb != 16 && yb != 8) || (sum_ && (!init.has_input(3) || blocked_block(a, false, 3, init.input(3)) != yb)))
+      return;
     auto weights = [&](size_t i) { return init.has_input(i) ? dnnl_util::const_f32(init.constant(i)) : nullptr; };
     auto bias_ok = [&](size_t i) { return !init.has_input(i) || weights(i); };
     const size_t wd = dw_weights();
@@ -416,21 +418,21 @@ class ConvBlockKernel final : public Kernel {
     WindowGeom g, gd, gp;
     if (expand_) {
       if (!conv_geom(a, xd_, init.constant(1)->dims, &g).empty()) return;
-      expand = Conv1x1::make(g, weights(1), weights(2), xb, 16, Activation::of(a), packs);
+      expand = Conv1x1::make(g, weights(1), weights(2), xb, yb, Activation::of(a), packs);
       const std::vector<int64_t> md = geom_out_dims(g);
       graph::AttributeMap da;
       add_depthwise_attrs(a, md[1], &da);
       if (!expand || !conv_geom(da, md, init.constant(4)->dims, &gd).empty()) return;
-      dw = ConvDepthwise::make(gd, weights(4), weights(5), 16, 16, Activation::of(da), packs);
+      dw = ConvDepthwise::make(gd, weights(4), weights(5), yb, yb, Activation::of(da), packs);
     } else {
       if (!conv_geom(a, xd_, init.constant(1)->dims, &gd).empty()) return;
-      dw = ConvDepthwise::make(gd, weights(1), weights(2), xb, 16, Activation::of(a), packs);
+      dw = ConvDepthwise::make(gd, weights(1), weights(2), xb, yb, Activation::of(a), packs);
     }
     if (!dw || !conv_geom(graph::AttributeMap{}, geom_out_dims(gd), init.constant(6)->dims, &gp).empty() ||
         geom_out_dims(gp) != yd_)
       return;
     block_ = InvertedResidual::make(std::move(expand), std::move(dw),
-                                    Conv1x1::make(gp, weights(6), weights(7), 16, yb, Activation{}, packs), xd_[0]);
+                                    Conv1x1::make(gp, weights(6), weights(7), yb, yb, Activation{}, packs), xd_[0]);
 #else
     (void)init;
 #endif

@@ -37,16 +37,17 @@ std::shared_ptr<const InvertedResidual> InvertedResidual::make(std::shared_ptr<c
                                                                std::shared_ptr<const Conv1x1> project, int64_t N) {
   if (!dw || !project || N <= 0) return nullptr;
   const int64_t C = dw->channels(), H = dw->in_height(), W = dw->in_width();
-  const int64_t OH = dw->out_height(), OW = dw->out_width();
-  if (expand && (expand->out_channels() != C || expand->pixels() != H * W)) return nullptr;
-  if (project->in_channels() != C || project->x_block() != 16 || project->pixels() != OH * OW) return nullptr;
+  const int64_t OH = dw->out_height(), OW = dw->out_width(), L = dw->lanes();
+  if (expand && (expand->out_channels() != C || expand->pixels() != H * W || expand->y_block() != L)) return nullptr;
+  if (project->in_channels() != C || project->x_block() != L || project->pixels() != OH * OW) return nullptr;
   std::shared_ptr<InvertedResidual> k(new InvertedResidual());
-  k->N_ = N, k->H_ = H, k->W_ = W, k->OH_ = OH, k->OW_ = OW, k->Cmb_ = (C + 15) / 16;
-  const int64_t cx = expand ? expand->in_channels() : C, xb = expand ? expand->x_block() : 16;
+  k->N_ = N, k->H_ = H, k->W_ = W, k->OH_ = OH, k->OW_ = OW, k->L_ = L, k->Cmb_ = (C + L - 1) / L;
+  const int64_t cx = expand ? expand->in_channels() : C, xb = expand ? expand->x_block() : L;
+  const int64_t yb = project->y_block();
   k->ximg_ = (cx + xb - 1) / xb * xb * H * W;
-  k->yimg_ = (project->out_channels() + 15) / 16 * 16 * OH * OW;
+  k->yimg_ = (project->out_channels() + yb - 1) / yb * yb * OH * OW;
   // Rows per band: what the buffers hold within kBandBytes (one at least).
-  const int64_t in_row = expand ? k->Cmb_ * 16 * W : 0, out_row = k->Cmb_ * 16 * OW;
+  const int64_t in_row = expand ? k->Cmb_ * L * W : 0, out_row = k->Cmb_ * L * OW;
   const int64_t stride_rows = OH > 1 ? (H + OH - 1) / OH : 1;  // input rows per output row, about
   const int64_t per_row = static_cast<int64_t>(sizeof(float)) * (in_row * stride_rows + out_row);
   k->rows_ = std::clamp<int64_t>(kBandBytes / std::max<int64_t>(1, per_row), 1, OH);
@@ -73,7 +74,7 @@ bool InvertedResidual::run(const float* x, float* y, const float* residual) cons
   const int64_t threads = compute_threads();
   if (rows < kMinRowsPerThread * threads) {
     // Too few rows to share: each part over the whole tensor, as apart.
-    const size_t mid_floats = static_cast<size_t>(N_ * Cmb_ * 16);
+    const size_t mid_floats = static_cast<size_t>(N_ * Cmb_ * L_);
     float* e = expand_ ? fused_conv_buffer(0, mid_floats * static_cast<size_t>(H_ * W_) * sizeof(float)) : nullptr;
     float* d = fused_conv_buffer(1, mid_floats * static_cast<size_t>(OH_ * OW_) * sizeof(float));
     if ((expand_ && !e) || !d) return false;
@@ -82,8 +83,8 @@ bool InvertedResidual::run(const float* x, float* y, const float* residual) cons
     project_->run(d, y, residual);
     return true;
   }
-  const int64_t e_floats = expand_ ? Cmb_ * 16 * e_rows_ * W_ : 0;
-  const int64_t d_floats = Cmb_ * 16 * rows_ * OW_;
+  const int64_t e_floats = expand_ ? Cmb_ * L_ * e_rows_ * W_ : 0;
+  const int64_t d_floats = Cmb_ * L_ * rows_ * OW_;
   // One contiguous run of rows per thread (more would expand more window
   // rows twice).
   std::atomic<bool> ok{true};
@@ -104,8 +105,8 @@ bool InvertedResidual::run(const float* x, float* y, const float* residual) cons
 
 void InvertedResidual::run_rows(const float* x, float* y, const float* r, int64_t oa, int64_t ob, float* e,
                                 float* d) const {
-  const int64_t xb = expand_ ? expand_->x_block() : 16;
-  const int64_t e_plane = e_rows_ * W_ * 16, d_plane = rows_ * OW_ * 16, row = W_ * 16;
+  const int64_t xb = expand_ ? expand_->x_block() : L_, yb = project_->y_block();
+  const int64_t e_plane = e_rows_ * W_ * L_, d_plane = rows_ * OW_ * L_, row = W_ * L_;
   int64_t e0 = 0, e1 = 0;  // the input rows expanded into e: [e0, e1)
   for (int64_t o0 = oa; o0 < ob; o0 += rows_) {
     const int64_t o1 = std::min(ob, o0 + rows_);
@@ -127,11 +128,9 @@ void InvertedResidual::run_rows(const float* x, float* y, const float* r, int64_
       e1 = b;
       dx = e, row0 = e0, plane = e_plane;
     }
-    for (int64_t cb = 0; cb < Cmb_; ++cb)
-      for (int64_t oh = o0; oh < o1; ++oh)
-        dw_->run_row(dx + cb * plane, row0, d + cb * d_plane + (oh - o0) * OW_ * 16, nullptr, cb, oh);
-    const int64_t yoff = o0 * OW_ * 16;
-    project_->run_span(d, d_plane, y + yoff, OH_ * OW_ * 16, r ? r + yoff : nullptr, (o1 - o0) * OW_);
+    for (int64_t cb = 0; cb < Cmb_; ++cb) dw_->run_rows(dx + cb * plane, row0, d + cb * d_plane, nullptr, cb, o0, o1);
+    const int64_t yoff = o0 * OW_ * yb;
+    project_->run_span(d, d_plane, y + yoff, OH_ * OW_ * yb, r ? r + yoff : nullptr, (o1 - o0) * OW_);
   }
 }
 

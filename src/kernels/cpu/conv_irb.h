@@ -4,8 +4,9 @@
 // output rows so that the expanded tensor and the depthwise output stay in
 // the L2 cache, where apart each went to memory (or the shared L3) and came
 // back. Built from our own loops (conv_1x1.h, conv_dw.h), channel-blocked
-// activations: X in 8- or 16-blocks (16 without the expansion), Y in
-// 16-blocks, the two inner tensors in 16-blocks in per-thread band buffers.
+// activations: with AVX-512, X in 8- or 16-blocks (16 without the
+// expansion), Y and the two inner tensors (in per-thread band buffers) in
+// 16-blocks; with AVX2, all in 8-blocks.
 //
 // The work: the rows of one image are shared among the compute threads in
 // contiguous runs (one per thread); each walks its run band by band. Per
@@ -38,10 +39,11 @@ float* fused_conv_buffer(int slot, size_t bytes);
 
 class InvertedResidual {
  public:
-  // expand (may be null: the depthwise reads X, in 16-blocks), dw and
+  // expand (may be null: the depthwise reads X, in its blocks), dw and
   // project for N images. Null when they do not chain: expand's outputs
   // must be dw's channels over its input rows and columns, project's inputs
-  // dw's channels in 16-blocks over its output pixels.
+  // dw's channels in dw's blocks over its output pixels, and expand's
+  // outputs in those blocks too.
   static std::shared_ptr<const InvertedResidual> make(std::shared_ptr<const Conv1x1> expand,
                                                       std::shared_ptr<const ConvDepthwise> dw,
                                                       std::shared_ptr<const Conv1x1> project, int64_t N);
@@ -57,7 +59,7 @@ class InvertedResidual {
 
   std::shared_ptr<const Conv1x1> expand_, project_;
   std::shared_ptr<const ConvDepthwise> dw_;
-  int64_t N_ = 0, H_ = 0, W_ = 0, OH_ = 0, OW_ = 0, Cmb_ = 0;
+  int64_t N_ = 0, H_ = 0, W_ = 0, OH_ = 0, OW_ = 0, L_ = 16, Cmb_ = 0;
   int64_t ximg_ = 0, yimg_ = 0;  // floats per image of X and Y
   int64_t rows_ = 1;             // output rows per band
   int64_t e_rows_ = 0;           // input rows a band's windows read, at most

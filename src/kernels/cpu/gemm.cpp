@@ -335,10 +335,11 @@ __attribute__((target("avx512f"))) void gemv_packed_blocks(const float* a, const
 }  // namespace
 #endif
 
-std::shared_ptr<const void> pack_rows16(const float* w, int64_t rows, int64_t cols, const std::string& recipe,
-                                        PackCache* packs) {
-  const int64_t blocks = (rows + 15) / 16;
-  const size_t bytes = static_cast<size_t>(blocks * cols * 16) * sizeof(float);
+std::shared_ptr<const void> pack_rows(const float* w, int64_t rows, int64_t cols, int64_t lanes,
+                                      const std::string& recipe, PackCache* packs) {
+  if (lanes < 1) return nullptr;
+  const int64_t blocks = (rows + lanes - 1) / lanes;
+  const size_t bytes = static_cast<size_t>(blocks * cols * lanes) * sizeof(float);
   if (packs)
     if (std::shared_ptr<const void> found = packs->find(w, recipe, bytes)) return found;
   PageBuffer buf = alloc_pages(bytes);
@@ -346,11 +347,11 @@ std::shared_ptr<const void> pack_rows16(const float* w, int64_t rows, int64_t co
   float* p = static_cast<float*>(buf.get());
   parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b)
-      for (int64_t l = 0; l < 16; ++l) {
-        const int64_t r = b * 16 + l;
-        float* dst = p + b * cols * 16 + l;
+      for (int64_t l = 0; l < lanes; ++l) {
+        const int64_t r = b * lanes + l;
+        float* dst = p + b * cols * lanes + l;
         const float* src = r < rows ? w + r * cols : nullptr;
-        for (int64_t c = 0; c < cols; ++c) dst[c * 16] = src ? src[c] : 0.f;
+        for (int64_t c = 0; c < cols; ++c) dst[c * lanes] = src ? src[c] : 0.f;
       }
   });
   std::shared_ptr<const void> owned(buf.release(), PageFree());

@@ -122,13 +122,18 @@ void run_matmul(const MatmulEntry& e, const float* a, const float* b, float* c, 
 void gemv_bt_rows(const float* a, const float* B, int64_t K, int64_t n0, int64_t n1, float alpha, bool acc,
                   float* y);
 
-// W [rows, cols] float32 as [ceil(rows/16)][cols][16] (zeros past rows):
-// from `packs` when atc packed it by `recipe` (which names the layout and
-// its version), else packed now over the compute threads (each row read
-// once, into one lane) and recorded there. Null when memory runs out. The
-// weights of GemvPacked and of the pointwise convolutions (conv_1x1.h).
-std::shared_ptr<const void> pack_rows16(const float* w, int64_t rows, int64_t cols, const std::string& recipe,
-                                        PackCache* packs);
+// W [rows, cols] float32 as [ceil(rows/lanes)][cols][lanes] (zeros past
+// rows): from `packs` when atc packed it by `recipe` (which names the layout
+// and its version), else packed now over the compute threads (each row read
+// once, into one lane) and recorded there. Null when memory runs out or
+// lanes < 1. The weights of GemvPacked (16 lanes) and of the pointwise
+// convolutions (conv_1x1.h: 16 lanes on AVX-512, 8 on AVX2).
+std::shared_ptr<const void> pack_rows(const float* w, int64_t rows, int64_t cols, int64_t lanes,
+                                      const std::string& recipe, PackCache* packs);
+inline std::shared_ptr<const void> pack_rows16(const float* w, int64_t rows, int64_t cols, const std::string& recipe,
+                                               PackCache* packs) {
+  return pack_rows(w, rows, cols, 16, recipe, packs);
+}
 
 // The same product with a constant B packed once into [ceil(N/16)][K][16]
 // (zeros past N; from an .om's PACKED section when atc packed it), on
