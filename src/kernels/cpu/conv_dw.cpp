@@ -182,10 +182,13 @@ const auto kRows = all_rows(std::make_integer_sequence<int, act512::kOther + 1>{
 // each is read K times) and the weight vector from a register, and a tile
 // holds 8 independent sums: 8 columns of one row, or 4 columns of two rows
 // whose windows lie inside the input's rows (the weight vector then serves
-// both). 8 sums ran best (one row: tiles of 6, 8, 10 or 12 columns 50, 57,
-// 50 and 46 GFLOP/s on a 56x56 layer's interior; two rows of 3, 4, 5 or 6
-// columns 54, 60, 50 and 51), and two rows beat one on short rows (14x14:
-// 0.068 -> 0.051 ms for 576 channels), where a row is one or two tiles.
+// both; at stride 1 an input vector too). 8 sums ran best (one row: tiles
+// of 6, 8, 10 or 12 columns 50, 57, 50 and 46 GFLOP/s on a 56x56 layer's
+// interior; two rows of 3, 4, 5 or 6 columns 54, 60, 50 and 51), and two
+// rows beat one on short rows (14x14: 0.068 -> 0.051 ms for 576 channels),
+// where a row is one or two tiles. Loading each input vector once for both
+// rows at stride 1 (11 of 16 registers) took 56x56 from 0.158 to 0.148 ms
+// (oneDNN's jit_dw 0.148) and 14x14 to 0.049 (oneDNN 0.048).
 constexpr int kTile8Max = 8;
 constexpr int kTile8x2Max = 4;  // columns per tile of two rows
 
@@ -219,29 +222,55 @@ __attribute__((target("avx2,fma"))) void tile8(const RowArgs& args, int64_t ow0)
   const int64_t iw0 = ow0 * S - t.pl;                // the tile's first input column
   constexpr int NX = (T - 1) * S + (K - 1) * D + 1;  // input columns the tile reads
   alignas(32) float buf[EDGE ? R * NX * 8 : 8];
-  const int kh0 = R == 1 ? t.kh0 : 0, kh1 = R == 1 ? t.kh1 : K;
-  for (int kh = kh0; kh < kh1; ++kh) {
-    const float* xr[R];
-#pragma GCC unroll 2
-    for (int j = 0; j < R; ++j) {
-      xr[j] = t.x + (t.ih0 + j * S + kh * D - t.row0) * t.xrs + iw0 * 8;
+  if constexpr (R == 2 && S == 1 && D == 1) {
+    // Two rows at stride 1: input row q serves output row 0 at window row q
+    // and row 1 at q - 1, so each input vector is loaded once for both.
+#pragma GCC unroll 6
+    for (int q = 0; q <= K; ++q) {
+      const float* xq = t.x + (t.ih0 + q - t.row0) * t.xrs + iw0 * 8;
       if (EDGE) {
-        float* b = buf + j * NX * 8;
         for (int c = 0; c < NX; ++c)
-          _mm256_store_ps(b + 8 * c,
-                          iw0 + c >= 0 && iw0 + c < t.W ? _mm256_loadu_ps(xr[j] + 8 * c) : _mm256_setzero_ps());
-        xr[j] = b;
+          _mm256_store_ps(buf + 8 * c,
+                          iw0 + c >= 0 && iw0 + c < t.W ? _mm256_loadu_ps(xq + 8 * c) : _mm256_setzero_ps());
+        xq = buf;
+      }
+#pragma GCC unroll 5
+      for (int kw = 0; kw < K; ++kw) {
+        const __m256 w0 = q < K ? _mm256_loadu_ps(t.w + (q * K + kw) * 8) : _mm256_setzero_ps();
+        const __m256 w1 = q > 0 ? _mm256_loadu_ps(t.w + ((q - 1) * K + kw) * 8) : _mm256_setzero_ps();
+#pragma GCC unroll 8
+        for (int i = 0; i < T; ++i) {
+          const __m256 xv = _mm256_loadu_ps(xq + 8 * (i + kw));
+          if (q < K) acc[0][i] = _mm256_fmadd_ps(xv, w0, acc[0][i]);
+          if (q > 0) acc[R - 1][i] = _mm256_fmadd_ps(xv, w1, acc[R - 1][i]);
+        }
       }
     }
-    const float* wk = t.w + kh * K * 8;
-#pragma GCC unroll 5
-    for (int kw = 0; kw < K; ++kw) {
-      const __m256 wv = _mm256_loadu_ps(wk + 8 * kw);
+  } else {
+    const int kh0 = R == 1 ? t.kh0 : 0, kh1 = R == 1 ? t.kh1 : K;
+    for (int kh = kh0; kh < kh1; ++kh) {
+      const float* xr[R];
 #pragma GCC unroll 2
-      for (int j = 0; j < R; ++j)
+      for (int j = 0; j < R; ++j) {
+        xr[j] = t.x + (t.ih0 + j * S + kh * D - t.row0) * t.xrs + iw0 * 8;
+        if (EDGE) {
+          float* b = buf + j * NX * 8;
+          for (int c = 0; c < NX; ++c)
+            _mm256_store_ps(b + 8 * c,
+                            iw0 + c >= 0 && iw0 + c < t.W ? _mm256_loadu_ps(xr[j] + 8 * c) : _mm256_setzero_ps());
+          xr[j] = b;
+        }
+      }
+      const float* wk = t.w + kh * K * 8;
+#pragma GCC unroll 5
+      for (int kw = 0; kw < K; ++kw) {
+        const __m256 wv = _mm256_loadu_ps(wk + 8 * kw);
+#pragma GCC unroll 2
+        for (int j = 0; j < R; ++j)
 #pragma GCC unroll 8
-        for (int i = 0; i < T; ++i)
-          acc[j][i] = _mm256_fmadd_ps(_mm256_loadu_ps(xr[j] + 8 * (i * S + kw * D)), wv, acc[j][i]);
+          for (int i = 0; i < T; ++i)
+            acc[j][i] = _mm256_fmadd_ps(_mm256_loadu_ps(xr[j] + 8 * (i * S + kw * D)), wv, acc[j][i]);
+      }
     }
   }
 #pragma GCC unroll 2
