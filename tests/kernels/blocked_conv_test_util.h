@@ -16,6 +16,7 @@
 #include "kernels/cpu/blocked_layout.h"
 #include "kernels/cpu/conv_ref.h"
 #include "kernels/cpu/fused_activation.h"
+#include "kernels/pack_cache.h"
 
 namespace openacl::kernels::cpu::blocked_test {
 
@@ -36,6 +37,51 @@ class LanesScope {
  private:
   bool forced_;
 };
+
+// body(lanes) for each form of a kernel's loops this CPU runs, as
+// runs(lanes) says (16 lanes: AVX-512F; 8: AVX2 + FMA, with the block forced
+// to 8 meanwhile); the test is skipped where neither runs.
+template <class Runs, class Body>
+void for_each_form(Runs runs, Body body) {
+  bool any = false;
+  for (int64_t lanes : {16, 8}) {
+    LanesScope scope(lanes);
+    if (!runs(lanes)) continue;
+    SCOPED_TRACE(testing::Message() << lanes << " lanes");
+    any = true;
+    body(lanes);
+  }
+  if (!any) GTEST_SKIP() << "neither AVX-512F nor AVX2 + FMA (or the loops turned off): oneDNN runs these";
+}
+
+// What atc and a load do with packed weights: make(w, packs) over the
+// weights `w` records one blob of `bytes` (atc); then, the weights elsewhere
+// (a copy), make() finds that blob by offset and uses it where it lies. The
+// copy is zeroed before returning that second kernel, so checking its
+// results against `w`'s reference proves the blob is what runs. Null (with
+// a test failure) where a step fails.
+template <class Make>
+auto made_from_packs(const std::vector<float>& w, size_t bytes, Make make) -> decltype(make(w.data(), nullptr)) {
+  const size_t wbytes = w.size() * sizeof(float);
+  PackCache recorder(PackCache::Mode::kRecord, w.data(), wbytes);
+  if (!make(w.data(), &recorder)) {
+    ADD_FAILURE() << "no kernel while recording the pack";
+    return nullptr;
+  }
+  const std::vector<PackedBlob> blobs = recorder.recorded();
+  if (blobs.size() != 1u || blobs[0].bytes != bytes) {
+    ADD_FAILURE() << blobs.size() << " packs recorded, the first of " << (blobs.empty() ? 0 : blobs[0].bytes)
+                  << " bytes; expected one of " << bytes;
+    return nullptr;
+  }
+  std::vector<float> copy = w;
+  PackCache use(PackCache::Mode::kUse, copy.data(), wbytes);
+  use.add(blobs[0]);
+  auto loaded = make(copy.data(), &use);
+  EXPECT_EQ(use.used(), 1u);
+  std::fill(copy.begin(), copy.end(), 0.f);
+  return loaded;
+}
 
 inline int64_t round_up(int64_t c, int64_t b) { return (c + b - 1) / b * b; }
 

@@ -53,20 +53,8 @@ double check(const Case& k, const ConvData& d, const Conv1x1& e, int64_t lanes) 
 
 bool available() { return Conv1x1::applies(geom({1, 16, 16, 4, 4}), 16, 16); }
 
-// body(lanes) for each form this CPU runs (16: AVX-512F; 8: AVX2 + FMA, the
-// block forced to 8 meanwhile); the test is skipped where neither runs.
-template <class Body>
-void for_each_form(Body body) {
-  bool any = false;
-  for (int64_t lanes : {16, 8}) {
-    LanesScope scope(lanes);
-    if (!Conv1x1::applies(geom({1, 16, 16, 4, 4}), lanes, lanes)) continue;
-    SCOPED_TRACE(testing::Message() << lanes << " lanes");
-    any = true;
-    body(lanes);
-  }
-  if (!any) GTEST_SKIP() << "no AVX-512F or AVX2 (or OPENACL_CONV_1X1=0): oneDNN runs these";
-}
+// Whether the form of `lanes` runs here (for_each_form).
+bool runs(int64_t lanes) { return Conv1x1::applies(geom({1, 16, 16, 4, 4}), lanes, lanes); }
 
 TEST(Conv1x1, MatchesReference) {
   const Case cases[] = {
@@ -85,7 +73,7 @@ TEST(Conv1x1, MatchesReference) {
       {1, 48, 56, 9, 11, 8, true, true, false, "Relu"},        // 8 lanes: 7 blocks, groups of 3, 2, 2
       {1, 16, 8, 5, 31, 8, false, false, false, "LeakyRelu"},  // 8 lanes: one block, 1 x 12 tiles
   };
-  for_each_form([&](int64_t lanes) {
+  for_each_form(runs, [&](int64_t lanes) {
     for (const Case& k : cases) {
       SCOPED_TRACE(testing::Message() << "N" << k.N << " C" << k.C << " M" << k.M << " " << k.H << "x" << k.W << " xb"
                                       << x_block(k, lanes) << " act '" << k.act << "'"
@@ -142,26 +130,14 @@ TEST(Conv1x1, AppliesOnlyWhereItShould) {
 
 TEST(Conv1x1, UsesWeightsPackedAhead) {
   const Case k{1, 40, 56, 6, 7, 8, true, true, false, "Relu"};
-  for_each_form([&](int64_t lanes) {
+  for_each_form(runs, [&](int64_t lanes) {
     const ConvData d = make_data(k);
-    const size_t wbytes = d.w.size() * sizeof(float);
-    // atc: the pack is recorded against the weights' offset.
-    PackCache recorder(PackCache::Mode::kRecord, d.w.data(), wbytes);
-    auto packed = Conv1x1::make(geom(k), d.w.data(), d.b.data(), k.xb, lanes, activation(k.act), &recorder);
-    ASSERT_TRUE(packed);
-    std::vector<PackedBlob> blobs = recorder.recorded();
-    ASSERT_EQ(blobs.size(), 1u);
     // 56 outputs: 4 blocks of 16 or 7 of 8.
-    EXPECT_EQ(blobs[0].bytes, static_cast<size_t>((56 + lanes - 1) / lanes * 40 * lanes) * sizeof(float));
-    // A load: the weights elsewhere (a copy), the blob found by offset and
-    // used where it lies; zeroing the copy proves the blob is what runs.
-    std::vector<float> copy = d.w;
-    PackCache use(PackCache::Mode::kUse, copy.data(), wbytes);
-    use.add(blobs[0]);
-    auto loaded = Conv1x1::make(geom(k), copy.data(), d.b.data(), k.xb, lanes, activation(k.act), &use);
+    const size_t bytes = static_cast<size_t>((56 + lanes - 1) / lanes * 40 * lanes) * sizeof(float);
+    auto loaded = made_from_packs(d.w, bytes, [&](const float* w, PackCache* packs) {
+      return Conv1x1::make(geom(k), w, d.b.data(), k.xb, lanes, activation(k.act), packs);
+    });
     ASSERT_TRUE(loaded);
-    EXPECT_EQ(use.used(), 1u);
-    std::fill(copy.begin(), copy.end(), 0.f);
     EXPECT_LT(check(k, d, *loaded, lanes), 1e-5);
   });
 }
@@ -202,7 +178,7 @@ void fused_block_refusals(int64_t lanes) {
 }
 
 TEST(Conv1x1, FusedBlockRefusesWhatDoesNotChain) {
-  for_each_form([](int64_t lanes) { fused_block_refusals(lanes); });
+  for_each_form(runs, [](int64_t lanes) { fused_block_refusals(lanes); });
 }
 
 // GemvPacked and pack_rows refuse what they cannot pack; pack_rows' layout.

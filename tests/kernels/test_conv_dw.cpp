@@ -52,20 +52,8 @@ double check(const Case& k, const ConvData& d, const ConvDepthwise& e, int64_t l
 
 bool available() { return ConvDepthwise::applies(geom({1, 16, 8, 8, 3, 1, 1, 1}), 16, 16); }
 
-// body(lanes) for each form this CPU runs (16: AVX-512F; 8: AVX2 + FMA, the
-// block forced to 8 meanwhile); the test is skipped where neither runs.
-template <class Body>
-void for_each_form(Body body) {
-  bool any = false;
-  for (int64_t lanes : {16, 8}) {
-    LanesScope scope(lanes);
-    if (!ConvDepthwise::applies(geom({1, 16, 8, 8, 3, 1, 1, 1}), lanes, lanes)) continue;
-    SCOPED_TRACE(testing::Message() << lanes << " lanes");
-    any = true;
-    body(lanes);
-  }
-  if (!any) GTEST_SKIP() << "no AVX-512F or AVX2 (or OPENACL_CONV_DW=0): oneDNN runs these";
-}
+// Whether the form of `lanes` runs here (for_each_form).
+bool runs(int64_t lanes) { return ConvDepthwise::applies(geom({1, 16, 8, 8, 3, 1, 1, 1}), lanes, lanes); }
 
 TEST(ConvDepthwise, MatchesReference) {
   const Case cases[] = {
@@ -88,7 +76,7 @@ TEST(ConvDepthwise, MatchesReference) {
       {1, 8, 11, 19, 3, 1, 2, 2, true, false, false, "HardSwish"},  // 8 lanes: dilated, tiles of 5
       {1, 16, 12, 20, 5, 2, 1, 2, false, false, false, "Clip"},     // 8 lanes: 5x5 stride 2, tiles of 3
   };
-  for_each_form([&](int64_t lanes) {
+  for_each_form(runs, [&](int64_t lanes) {
     for (const Case& k : cases) {
       SCOPED_TRACE(testing::Message() << "N" << k.N << " C" << k.C << " " << k.H << "x" << k.W << " k" << k.K << " s"
                                       << k.S << " d" << k.D << " pad" << k.pad << " act '" << k.act << "'"
@@ -136,23 +124,14 @@ TEST(ConvDepthwise, AppliesOnlyWhereItShould) {
 
 TEST(ConvDepthwise, UsesWeightsPackedAhead) {
   const Case k{1, 40, 12, 12, 5, 1, 1, 2, true, false, false, "Relu"};
-  for_each_form([&](int64_t lanes) {
-    const WindowGeom g = geom(k);
+  for_each_form(runs, [&](int64_t lanes) {
     const ConvData d = make_data(k);
-    const size_t wbytes = d.w.size() * sizeof(float);
-    PackCache recorder(PackCache::Mode::kRecord, d.w.data(), wbytes);
-    ASSERT_TRUE(ConvDepthwise::make(g, d.w.data(), d.b.data(), lanes, lanes, activation(k.act), &recorder));
-    std::vector<PackedBlob> blobs = recorder.recorded();
-    ASSERT_EQ(blobs.size(), 1u);
     // 40 channels: 3 blocks of 16 or 5 of 8.
-    EXPECT_EQ(blobs[0].bytes, static_cast<size_t>((40 + lanes - 1) / lanes * 25 * lanes) * sizeof(float));
-    std::vector<float> copy = d.w;
-    PackCache use(PackCache::Mode::kUse, copy.data(), wbytes);
-    use.add(blobs[0]);
-    auto loaded = ConvDepthwise::make(g, copy.data(), d.b.data(), lanes, lanes, activation(k.act), &use);
+    const size_t bytes = static_cast<size_t>((40 + lanes - 1) / lanes * 25 * lanes) * sizeof(float);
+    auto loaded = made_from_packs(d.w, bytes, [&](const float* w, PackCache* packs) {
+      return ConvDepthwise::make(geom(k), w, d.b.data(), lanes, lanes, activation(k.act), packs);
+    });
     ASSERT_TRUE(loaded);
-    EXPECT_EQ(use.used(), 1u);
-    std::fill(copy.begin(), copy.end(), 0.f);  // the blob, not these, is what runs
     EXPECT_LT(check(k, d, *loaded, lanes), 1e-5);
   });
 }
