@@ -51,21 +51,21 @@ bool enabled() {
 
 #ifdef OPENACL_ACT512
 struct RowArgs {
-  const float* x;     // the block's input rows from row0 on
-  int64_t row0;       // the input row x starts at
-  int64_t W, xrs;     // input columns; floats per input row (W * lanes)
-  int64_t ih0;        // the window's first input row (oh * S - pt)
-  int kh0, kh1;       // the window rows inside the input
-  int64_t pl;         // left padding
-  const float* w;     // the block's packed weights, [K * K][lanes]
-  const float* bias;  // its lanes' values
-  float* y;           // the output row (OW * lanes floats)
-  const float* r;     // the residual's row, or null
-  __mmask16 mask;     // the block's real channels
-  float a, b;         // the activation's parameters
+  const float* x;                    // the block's input rows from row0 on
+  int64_t row0;                      // the input row x starts at
+  int64_t W, xrs;                    // input columns; floats per input row (W * lanes)
+  int64_t ih0;                       // the window's first input row (oh * S - pt)
+  int kh0, kh1;                      // the window rows inside the input
+  int64_t pl;                        // left padding
+  const float* w;                    // the block's packed weights, [K * K][lanes]
+  const float* bias;                 // its lanes' values
+  float* y;                          // the output row (OW * lanes floats)
+  const float* r;                    // the residual's row, or null
+  __mmask16 mask;                    // the block's real channels
+  float a, b;                        // the activation's parameters
   const ConvDepthwise::Tile8* plan;  // 8 lanes: the row's tiles
-  int64_t plan_n;
-  int64_t yrs;  // floats per output row (OW * lanes)
+  int64_t plan_n;                    // how many
+  int64_t yrs;                       // floats per output row (OW * lanes)
 };
 
 template <int KIND>
@@ -314,8 +314,8 @@ constexpr std::array<RowFn, kNumVariants> rows8_for(std::integer_sequence<int, V
 template <int R, int... KIND>
 constexpr std::array<std::array<RowFn, kNumVariants>, act512::kOther + 1> all_rows8(
     std::integer_sequence<int, KIND...>) {
-  return {rows8_for < KIND == act512::kOther ? act512::kNone : KIND,
-          R > (std::make_integer_sequence<int, kNumVariants>{})...};
+  constexpr auto variants = std::make_integer_sequence<int, kNumVariants>{};
+  return {rows8_for<(KIND == act512::kOther ? act512::kNone : KIND), R>(variants)...};
 }
 // kRows8[R - 1][kind][variant]: one row, or two.
 const std::array<std::array<RowFn, kNumVariants>, act512::kOther + 1> kRows8[2] = {
