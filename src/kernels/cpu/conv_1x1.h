@@ -87,8 +87,9 @@ class Conv1x1 {
     int32_t p0, np, ob0, nb, count;
   };
   // Appends the tiles of pixels [q0, q1): every group of output blocks (up
-  // to four, sizes balanced) over them in tiles of balanced sizes.
-  void add_tiles(int64_t q0, int64_t q1, std::vector<Tile>* tiles) const;
+  // to four, sizes balanced) over them in tiles of balanced sizes, with 8
+  // lanes in entries of up to `run` tiles.
+  void add_tiles(int64_t q0, int64_t q1, int64_t run, std::vector<Tile>* tiles) const;
   // Runs tile t; x, y and r (may be null) at the image's first pixel.
   void run_tile(const Tile& t, const float* x, int64_t xcs, float* y, int64_t ybs, const float* r) const;
 
