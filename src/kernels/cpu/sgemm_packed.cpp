@@ -116,7 +116,11 @@ OPENACL_AVX2_FMA inline __attribute__((always_inline)) void tile(int64_t kb, con
 // spread over the tiles.
 OPENACL_AVX2_FMA void block(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t N, int64_t K, const float* a,
                             int64_t lda, const float* packed_b, const float* bias, const float* res, float* c) {
-  const int64_t ntiles = (m1 - m0 + 5) / 6;
+  // The rows split evenly over ceil(rows / 6) tiles: 128 rows as 18 tiles
+  // of 6 and 4 of 5, not 21 of 6 and one of 2, whose 4 sums (chains of
+  // dependent FMAs) keep the FMA pipes under half busy.
+  const int64_t ntiles = (m1 - m0 + 5) / 6, wide = (m1 - m0) - ntiles * ((m1 - m0) / ntiles);
+  const int64_t rows = (m1 - m0) / ntiles;  // the first `wide` tiles take one more
   for (int64_t k0 = 0; k0 < K; k0 += kKc) {
     const int64_t kb = std::min(kKc, K - k0);
     const bool first = k0 == 0;
@@ -130,14 +134,15 @@ OPENACL_AVX2_FMA void block(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int6
         next_kb = std::min(kKc, K - k0 - kKc), next = packed_b + (k0 + kKc) * N + (n0 / kNr) * next_kb * kNr;
       }
       const float* bn = bias ? bias + n : nullptr;
-      for (int64_t m = m0, ti = 0; m < m1; m += 6, ++ti) {
+      for (int64_t m = m0, ti = 0, mr = 0; m < m1; m += mr, ++ti) {
+        mr = rows + (ti < wide ? 1 : 0);
         const int64_t l0 = ti * next_kb / ntiles, l1 = (ti + 1) * next_kb / ntiles;
         const float* pf = next ? next + l0 * kNr : nullptr;
         const int64_t npf = next ? l1 - l0 : 0;
         const float* ap = a + m * lda + k0;
         float* cp = c + m * N + n;
         const float* ip = res ? res + m * N + n : nullptr;
-        switch (std::min<int64_t>(6, m1 - m)) {
+        switch (mr) {
           case 6: tile<6>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf); break;
           case 5: tile<5>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf); break;
           case 4: tile<4>(kb, ap, lda, panel, cp, N, first, ip, N, bn, pf, npf); break;
