@@ -17,6 +17,17 @@ namespace openacl::kernels::cpu {
 
 #define OPENACL_AVX2_FMA __attribute__((target("avx2,fma")))
 
+// p[v] = (..(p[v] x[v] + c[0]) x[v] + ..) x[v] + c[N-1] for V vectors, the
+// steps interleaved.
+template <int V, int N>
+OPENACL_AVX2_FMA inline __attribute__((always_inline)) void horner(__m256 (&p)[V], const __m256 (&x)[V],
+                                                                   const float (&c)[N]) {
+#pragma GCC unroll 8
+  for (int k = 0; k < N; ++k)
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) p[v] = _mm256_fmadd_ps(p[v], x[v], _mm256_set1_ps(c[k]));
+}
+
 // exp(z[v]) for z <= 0 (the Gelu's e^(-x^2), a softmax's e^(s - max)) on V
 // vectors at once: 2^n * e^r with |r| <= ln2 / 2, e^r by Cephes' degree-6
 // polynomial for expf; below -87 it is 2^-126 * e^r (not 0: callers that
@@ -38,11 +49,7 @@ OPENACL_AVX2_FMA inline __attribute__((always_inline)) void exp_nonpositive(__m2
   for (int v = 0; v < V; ++v) r[v] = _mm256_fnmadd_ps(n[v], _mm256_set1_ps(-2.12194440e-4f), r[v]);
 #pragma GCC unroll 8
   for (int v = 0; v < V; ++v) p[v] = _mm256_set1_ps(1.9875691500e-4f);
-  const float c[] = {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
-#pragma GCC unroll 8
-  for (int k = 0; k < 5; ++k)
-#pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) p[v] = _mm256_fmadd_ps(p[v], r[v], _mm256_set1_ps(c[k]));
+  horner<V>(p, r, {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f});
 #pragma GCC unroll 8
   for (int v = 0; v < V; ++v) {
     p[v] = _mm256_fmadd_ps(p[v], _mm256_mul_ps(r[v], r[v]), _mm256_add_ps(r[v], _mm256_set1_ps(1.f)));
@@ -70,11 +77,7 @@ OPENACL_AVX2_FMA inline __attribute__((always_inline)) void gelu_vectors(float* 
   exp_nonpositive<V>(z);
 #pragma GCC unroll 8
   for (int v = 0; v < V; ++v) q[v] = _mm256_set1_ps(1.061405429f);
-  const float c[] = {-1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f};
-#pragma GCC unroll 8
-  for (int k = 0; k < 4; ++k)
-#pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) q[v] = _mm256_fmadd_ps(q[v], t[v], _mm256_set1_ps(c[k]));
+  horner<V>(q, t, {-1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f});
 #pragma GCC unroll 8
   for (int v = 0; v < V; ++v) {
     const __m256 erfc = _mm256_mul_ps(_mm256_mul_ps(q[v], t[v]), z[v]);
