@@ -563,6 +563,62 @@ Status fuse_attention(Graph& g, size_t* rewrites) {
   return Status::Ok();
 }
 
+namespace {
+
+// Whether Split node n cuts its input's last axis (size `width`, known) into
+// three equal parts: axis -1 (or rank - 1), and the sizes given by a
+// constant `split` input, by num_outputs (opset 18) or by nothing (equal).
+bool splits_in_three(const Node& n, int64_t width) {
+  const Value* x = n.input(0);
+  if (!x || !x->type.shape || n.outputs.size() != 3 || width % 3 != 0) return false;
+  const int64_t rank = static_cast<int64_t>(x->type.shape->size());
+  const int64_t axis = n.attrs.get_int("axis", 0);
+  if (axis != -1 && axis != rank - 1) return false;
+  const std::vector<int64_t> equal(3, width / 3);
+  if (const auto split = n.attrs.get_ints("split")) return *split == equal;  // before opset 13
+  const Value* sizes = n.input(1);
+  if (!sizes) return n.attrs.get_int("num_outputs", 3) == 3;
+  const auto v = sizes->constant ? sizes->constant->to_int64() : std::nullopt;
+  return v && *v == equal;
+}
+
+}  // namespace
+
+Status fuse_attention_split(Graph& g, size_t* rewrites) {
+  *rewrites = 0;
+  std::vector<Node*> atts;
+  for (const auto& n : g.nodes())
+    if (n->op_type == "Attention" && n->domain.empty()) atts.push_back(n.get());
+  for (Node* att : atts) {
+    const int64_t hq = att->attrs.get_int("q_num_heads", 0);
+    if (hq < 1 || att->attrs.get_int("kv_num_heads", 0) != hq || att->attrs.get_int(kPackedQkvAttr, 0) != 0 ||
+        att->inputs.size() > 4 || att->outputs.size() != 1)
+      continue;
+    Value* q = att->input(0);
+    Node* split = q ? q->producer : nullptr;
+    if (!split || split->op_type != "Split" || !split->domain.empty()) continue;
+    Value* x = split->input(0);
+    const bool parts_in_order =
+        att->input(1) == split->output(1) && att->input(2) == split->output(2) && split->output(0) == q;
+    if (!parts_in_order || !x || x->type.dtype != DType::kFloat32 || !x->type.shape || x->type.shape->size() != 3)
+      continue;
+    const Dim width = (*x->type.shape)[2];
+    if (!width.known() || !splits_in_three(*split, width.value)) continue;
+    bool private_parts = true;  // the parts have no reader but this node
+    for (Value* part : split->outputs)
+      private_parts = private_parts && part && !part->is_graph_output && part->consumers.size() == 1;
+    if (!private_parts) continue;
+    for (Value* part : split->outputs) part->consumers.clear();
+    att->inputs[0] = x;
+    att->inputs[1] = att->inputs[2] = nullptr;
+    x->consumers.push_back(att);
+    att->attrs.set(kPackedQkvAttr, int_attr(1));
+    g.remove_node(split);
+    ++*rewrites;
+  }
+  return Status::Ok();
+}
+
 Status fuse_matmul_epilogue(Graph& g, size_t* rewrites) {
   *rewrites = 0;
   std::vector<Node*> mms;

@@ -113,6 +113,16 @@ Status fuse_layernorm(Graph& g, size_t* rewrites);
 // must have no other reader.
 Status fuse_attention(Graph& g, size_t* rewrites);
 
+// An Attention node whose q, k and v are the three equal parts of one Split
+// of a [B, S, 3 * H * D] float32 tensor along its last axis (BERT's and
+// GPT-2's packed QKV projection, split in the model), with nothing else
+// reading the parts: the Attention reads the packed tensor itself (input 0,
+// inputs 1 and 2 absent, kPackedQkvAttr 1) and the Split goes (its three
+// copies and their memory). Only the 3-D form with q_num_heads ==
+// kv_num_heads, inputs q, k, v and an optional mask, and the one output.
+inline constexpr const char* kPackedQkvAttr = "__openacl_qkv";  // int 1: input 0 is q | k | v per row
+Status fuse_attention_split(Graph& g, size_t* rewrites);
+
 // A MatMul with a constant 2-D float32 B absorbs what follows it:
 //  - an Add of a constant with B's N columns (the bias): input 2, attribute
 //    kFusedBiasAttr;

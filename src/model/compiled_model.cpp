@@ -306,6 +306,11 @@ Status CompiledModel::compile(std::shared_ptr<graph::Graph> graph, const Compile
     m->removed_ += dead.size();
     changed = !dead.empty();
   }
+  if (opt.fold_constants) {  // once fuse_attention's per-head Reshapes of q, k, v are gone
+    size_t fused = 0;
+    OPENACL_RETURN_IF_ERROR(graph::fuse_attention_split(g, &fused));
+    m->fused_ += fused;
+  }
 
   OPENACL_RETURN_IF_ERROR(mark_blocked_layouts(g, opt.blocked_layouts, &m->blocked_marked_));
 

@@ -1,5 +1,6 @@
 // Scaled dot-product attention written out per head, as exporters emit it
-// (graph::fuse_attention): the fused model (one Attention node, run by the
+// (graph::fuse_attention, then graph::fuse_attention_split where q, k and v
+// are one Split of a packed input): the fused model (one Attention node, run by the
 // kernel's sgemm path) must give what the unfused one gives, and the pass
 // must leave alone what is not exactly that pattern.
 #include <gtest/gtest.h>
@@ -21,6 +22,10 @@ constexpr int64_t kB = 2, kH = 3, kD = 4;
 
 enum class Scale { kNone, kDiv, kMul };
 enum class Mask { kNone, kPerKey, kPerBatchKey, kFull, kKeyBroadcast };
+// q, k, v as three inputs, or as the parts of one Split of a packed
+// [B, S, 3 * H * D] input (graph::fuse_attention_split), also with k read
+// by something else (a graph output: the Split stays).
+enum class Qkv { kSeparate, kPacked, kPackedKRead };
 
 struct Case {
   const char* name;
@@ -32,6 +37,7 @@ struct Case {
   bool scores_output;    // the scores are also a graph output: left alone
   bool masked_row;       // one query row masked with -inf everywhere
   size_t nodes_fused;    // expected nodes after compile with folding
+  Qkv qkv = Qkv::kSeparate;  // packed: sq == skv
 };
 
 using fusion_test::ints;
@@ -62,9 +68,23 @@ fusion_test::Result run(const Case& k, bool fold) {
     n->attrs.set("perm", ints(std::move(perm)));
     return out;
   };
-  Value* q = input("q", {kB, k.sq, kH * kD});
-  Value* kk = input("k", {kB, k.skv, kH * kD});
-  Value* v = input("v", {kB, k.skv, kH * kD});
+  Value *q, *kk, *v;
+  if (k.qkv == Qkv::kSeparate) {
+    q = input("q", {kB, k.sq, kH * kD});
+    kk = input("k", {kB, k.skv, kH * kD});
+    v = input("v", {kB, k.skv, kH * kD});
+  } else {
+    q = g.add_value("q"), kk = g.add_value("k"), v = g.add_value("v");
+    g.add_node("split", "Split",
+               {input("qkv", {kB, k.sq, 3 * kH * kD}), i64_constant(g, "parts", {kH * kD, kH * kD, kH * kD})},
+               {q, kk, v}, "", 17)
+        ->attrs.set("axis", [] {
+          graph::Attribute a;
+          a.kind = graph::Attribute::Kind::kInt;
+          a.i = -1;
+          return a;
+        }());
+  }
   Value* mask = k.mask == Mask::kNone ? nullptr : input("mask", mask_dims(k));
   auto heads = [&](Value* x, int64_t s, const std::string& name) {
     return node("Reshape", {x, i64_constant(g, name + "_shape", {kB, s, kH, kD})}, name + "_heads").second;
@@ -93,6 +113,10 @@ fusion_test::Result run(const Case& k, bool fold) {
     scores->is_graph_output = true;
     g.outputs().push_back(scores);
   }
+  if (k.qkv == Qkv::kPackedKRead) {
+    kk->is_graph_output = true;
+    g.outputs().push_back(kk);
+  }
   std::mt19937 rng(7);
   std::normal_distribution<float> nd(0.f, 1.f);
   auto random = [&](std::vector<int64_t> dims) {
@@ -107,6 +131,13 @@ fusion_test::Result run(const Case& k, bool fold) {
   std::vector<kernels::Tensor> in = {{DType::kFloat32, {kB, k.sq, kH * kD}, qv.data()},
                                      {DType::kFloat32, {kB, k.skv, kH * kD}, kv.data()},
                                      {DType::kFloat32, {kB, k.skv, kH * kD}, vv.data()}};
+  std::vector<float> packed;  // each row q | k | v
+  if (k.qkv != Qkv::kSeparate) {
+    for (int64_t r = 0; r < kB * k.sq; ++r)
+      for (const std::vector<float>* part : {&qv, &kv, &vv})
+        packed.insert(packed.end(), part->begin() + r * kH * kD, part->begin() + (r + 1) * kH * kD);
+    in = {{DType::kFloat32, {kB, k.sq, 3 * kH * kD}, packed.data()}};
+  }
   if (mask) {
     mv = random(mask_dims(k));
     for (size_t i = 0; i < mv.size(); i += 3) mv[i] = -10000.f;  // some keys masked, as BERT's padding
@@ -126,6 +157,12 @@ TEST(Fusion, WrittenOutAttentionMatchesUnfused) {
       {"long rows: several row blocks", 130, 9, Scale::kMul, Mask::kNone, false, false, false, false, 1},
       {"mask broadcast over keys: left alone", 5, 5, Scale::kDiv, Mask::kKeyBroadcast, false, false, false, false, 13},
       {"scores also an output: left alone", 5, 5, Scale::kDiv, Mask::kPerBatchKey, false, false, true, false, 13},
+      {"packed QKV, split in the model", 5, 5, Scale::kDiv, Mask::kPerBatchKey, false, false, false, false, 1,
+       Qkv::kPacked},
+      {"packed QKV, long rows, no mask", 130, 130, Scale::kMul, Mask::kNone, false, false, false, false, 1,
+       Qkv::kPacked},
+      {"packed QKV with k also an output: the Split stays", 5, 5, Scale::kDiv, Mask::kPerBatchKey, false, false, false,
+       false, 2, Qkv::kPackedKRead},
   };
   for (const Case& k : cases) {
     const fusion_test::Result unfused = run(k, false);

@@ -4,14 +4,27 @@
 // KV cache (past_key/past_value -> present_key/present_value) and the
 // qk_matmul_output diagnostic output.
 #include "graph/ops/nn_common.h"
+#include "graph/passes.h"
 
 namespace openacl::graph::nn {
 namespace {
 
 Status attention_shape(ShapeContext& ctx) {
-  const TensorType& q = ctx.input(0);
-  const TensorType& k = ctx.input(1);
-  const TensorType& v = ctx.input(2);
+  // graph::fuse_attention_split's form: input 0 is q | k | v along its last
+  // axis, inputs 1 and 2 absent.
+  TensorType part;
+  const bool packed = ctx.attrs().get_int(kPackedQkvAttr, 0) != 0;
+  if (packed) {
+    const TensorType& qkv = ctx.input(0);
+    if (!qkv.has_rank() || qkv.rank() != 3)
+      return ctx.fail("a packed QKV input must be 3-D, not %s", qkv.str().c_str());
+    const Dim w = (*qkv.shape)[2];
+    if (w.known() && w.value % 3 != 0) return ctx.fail("a packed QKV input's last dim must divide by 3");
+    part = TensorType{qkv.dtype, Shape{(*qkv.shape)[0], (*qkv.shape)[1], dim_div(w, 3)}};
+  }
+  const TensorType& q = packed ? part : ctx.input(0);
+  const TensorType& k = packed ? part : ctx.input(1);
+  const TensorType& v = packed ? part : ctx.input(2);
   int64_t r = q.has_rank() ? q.rank() : k.has_rank() ? k.rank() : v.has_rank() ? v.rank() : -1;
   if (r != -1 && r != 3 && r != 4) return ctx.fail("Q %s must be 3-D or 4-D", q.str().c_str());
   for (const TensorType* t : {&q, &k, &v})

@@ -16,6 +16,7 @@
 
 #include <dnnl.h>
 
+#include "graph/passes.h"
 #include "kernels/cpu/cpu_common.h"
 #include "kernels/cpu/gelu_avx2.h"
 #include "kernels/cpu/simd8.h"
@@ -29,9 +30,42 @@ struct HeadView {
   int64_t sb, sh, ss;  // strides (d stride is 1)
 };
 
-HeadView view_of(const Tensor& t, int64_t heads, int64_t d) {
-  if (t.rank() == 4) return {t.dims[1] * t.dims[2] * t.dims[3], t.dims[2] * t.dims[3], t.dims[3]};
-  return {t.dims[1] * heads * d, d, heads * d};  // 3-D [B, S, H*D]
+// Q, K or V as read here: an input tensor, or one third of a packed
+// [B, S, 3 * H * D] input (graph::kPackedQkvAttr: part i at element
+// i * H * D of each row). No copy and no allocation either way.
+struct Part {
+  const void* data = nullptr;
+  int64_t rank = 0;
+  int64_t dims[4] = {};
+  int64_t row = 0;  // 3-D form: elements between consecutive positions
+  template <class T>
+  const T* as() const {
+    return static_cast<const T*>(data);
+  }
+};
+
+// The input as a Part; false where its rank is not 3 or 4.
+bool part_of(const Tensor& t, Part* p) {
+  if (t.rank() != 3 && t.rank() != 4) return false;
+  p->data = t.data, p->rank = t.rank();
+  std::copy(t.dims.begin(), t.dims.end(), p->dims);
+  p->row = t.dims.back() * (t.rank() == 3 ? 1 : 0);
+  return true;
+}
+
+// Part i (0 q, 1 k, 2 v) of a packed 3-D QKV input; false where its last
+// dim does not divide by 3.
+bool packed_part(const Tensor& t, int i, Part* p) {
+  if (t.rank() != 3 || t.dims[2] % 3 != 0) return false;
+  const int64_t w = t.dims[2] / 3;
+  p->data = static_cast<const char*>(t.data) + static_cast<size_t>(i * w) * graph::dtype_bytes(t.dtype);
+  p->rank = 3, p->dims[0] = t.dims[0], p->dims[1] = t.dims[1], p->dims[2] = w, p->row = t.dims[2];
+  return true;
+}
+
+HeadView view_of(const Part& t, int64_t d) {
+  if (t.rank == 4) return {t.dims[1] * t.dims[2] * t.dims[3], t.dims[2] * t.dims[3], t.dims[3]};
+  return {t.dims[1] * t.row, d, t.row};  // 3-D [B, S, H*D], rows `row` apart
 }
 
 template <class T>
@@ -370,11 +404,15 @@ Status attention_typed(KernelContext& ctx) {
   using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
   const C ninf = -std::numeric_limits<C>::infinity();
   const graph::AttributeMap& at = ctx.attrs();
-  const Tensor& q = ctx.input(0);
-  const Tensor& k = ctx.input(1);
-  const Tensor& v = ctx.input(2);
-  const int64_t r = q.rank();
-  if ((r != 3 && r != 4) || k.rank() != r || v.rank() != r) return ctx.fail("Q, K, V must all be 3-D or all 4-D");
+  Part q, k, v;
+  if (at.get_int(graph::kPackedQkvAttr, 0) != 0) {
+    if (!packed_part(ctx.input(0), 0, &q) || !packed_part(ctx.input(0), 1, &k) || !packed_part(ctx.input(0), 2, &v))
+      return ctx.fail("a packed QKV input must be 3-D with a last dim that divides by 3");
+  } else if (!part_of(ctx.input(0), &q) || !part_of(ctx.input(1), &k) || !part_of(ctx.input(2), &v)) {
+    return ctx.fail("Q, K, V must all be 3-D or all 4-D");
+  }
+  const int64_t r = q.rank;
+  if (k.rank != r || v.rank != r) return ctx.fail("Q, K, V must all be 3-D or all 4-D");
   const int64_t batch = q.dims[0];
   int64_t hq, hkv, sq, skv, dk, dv, dq;
   if (r == 4) {
@@ -390,7 +428,8 @@ Status attention_typed(KernelContext& ctx) {
   }
   if (k.dims[0] != batch || v.dims[0] != batch) return ctx.fail("Q, K, V disagree on batch");
   for (size_t i : {1, 2, 4, 5})
-    if (ctx.has_input(i) && ctx.input(i).dtype != q.dtype) return ctx.fail("input %zu must have Q's dtype", i);
+    if (ctx.has_input(i) && ctx.input(i).dtype != ctx.input(0).dtype)
+      return ctx.fail("input %zu must have Q's dtype", i);
   if (dq != dk) return ctx.fail("Q head size %lld differs from K's %lld", (long long)dq, (long long)dk);
   if (hkv == 0 || hq % hkv) return ctx.fail("q heads must be a multiple of kv heads");
   const bool has_past = ctx.has_input(4) && ctx.has_input(5);
@@ -407,8 +446,8 @@ Status attention_typed(KernelContext& ctx) {
   const int64_t total = past + skv;
   // K, V with the cache in front: [B, Hkv, total, D], in compute type.
   std::vector<C> kall, vall;  // sized by gather (the fast path needs neither)
-  auto gather = [&](const Tensor& src, const Tensor* pst, int64_t d, std::vector<C>& dst, Tensor* present) {
-    const HeadView sv = view_of(src, hkv, d);
+  auto gather = [&](const Part& src, const Tensor* pst, int64_t d, std::vector<C>& dst, Tensor* present) {
+    const HeadView sv = view_of(src, d);
     dst.resize(static_cast<size_t>(batch * hkv * total * d));
     const T* s = src.as<T>();
     T* pr = present ? present->as<T>() : nullptr;
@@ -471,7 +510,7 @@ Status attention_typed(KernelContext& ctx) {
     if (!has_past && !nonpad && !causal && !window && softcap == 0.f && !extra_outputs && total > 0 &&
         (!mask || (mask->dtype == DType::kFloat32 && mlen == total))) {
       FastAttention a{q.as<float>(), k.as<float>(), v.as<float>(), mask ? mask->as<float>() : nullptr,
-                      ctx.output(0).as<float>(), view_of(q, hq, dq), view_of(k, hkv, dk), view_of(v, hkv, dv),
+                      ctx.output(0).as<float>(), view_of(q, dq), view_of(k, dk), view_of(v, dv),
                       r == 4 ? HeadView{hq * sq * dv, sq * dv, dv} : HeadView{sq * hq * dv, dv, hq * dv},
                       {mstride[0], mstride[1], mstride[2]}, batch, hq, hq / hkv, sq, skv, dk, dv, scale};
       return run_fast(ctx, a);
@@ -481,7 +520,7 @@ Status attention_typed(KernelContext& ctx) {
   gather(v, has_past ? &ctx.input(5) : nullptr, dv, vall, present_v);
   Tensor& y = ctx.output(0);
   Tensor* qk_out = ctx.num_outputs() > 3 && ctx.has_output(3) ? &ctx.output(3) : nullptr;
-  const HeadView qv = view_of(q, hq, dq);
+  const HeadView qv = view_of(q, dq);
   const HeadView yv = r == 4 ? HeadView{hq * sq * dv, sq * dv, dv} : HeadView{sq * hq * dv, dv, hq * dv};
   const int64_t group = hq / hkv;
   const T* qd = q.as<T>();
