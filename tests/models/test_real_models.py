@@ -12,6 +12,7 @@ for values that are near zero by chance).
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -74,6 +75,34 @@ def assert_close(name, got, want):
 def test_matches_onnxruntime(name, tmp_path):
     info = INFO[name]
     assert_close(name, run_openacl(name, info, tmp_path), run_ort(info))
+
+
+def alloc_counts(name, repeat, extra=()):
+    """openacl-run --count-allocs on the saved inputs: (OpenACL's, oneDNN's,
+    the tool's output) for the last of `repeat` runs, on two threads."""
+    info = INFO[name]
+    cmd = [RUNNER, os.path.join(MODELS, info["model"]), "--quiet", "--count-allocs", "--repeat", str(repeat)]
+    for input_name, f in info["inputs"].items():
+        cmd += ["--input", f"{input_name}={os.path.join(MODELS, f)}"]
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    proc = subprocess.run(cmd + list(extra), capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, f"openacl-run failed on {name}:\n{proc.stdout}\n{proc.stderr}"
+    m = re.search(r"heap allocations in run \d+: (\d+) by OpenACL, (\d+) inside oneDNN", proc.stdout)
+    assert m, proc.stdout
+    return int(m.group(1)), int(m.group(2)), proc.stdout
+
+
+@pytest.mark.parametrize("name", sorted(n for n in INFO if "dynamic" not in n))
+def test_steady_execute_allocates_nothing(name):
+    """DESIGN.md: once the first run has sized what is kept, executing a
+    static model allocates nothing on the heap in OpenACL, on any thread
+    (oneDNN's primitive execute builds its argument map on the heap: counted
+    apart, not ours to remove). The first run's count shows the counter
+    counts. Through the .om, as atc and acl.mdl.load_from_file run it."""
+    first, _, out = alloc_counts(name, 1)
+    assert first > 0, f"{name}: the first run counted no allocation: the counter is not counting\n{out}"
+    ours, _, out = alloc_counts(name, 3, ["--via-om"])
+    assert ours == 0, f"{name}: {ours} heap allocations per execute in OpenACL (sites for addr2line):\n{out}"
 
 
 def test_dynamic_batch_other_sizes(tmp_path):

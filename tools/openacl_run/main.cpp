@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "alloc_count.h"
 #include "base/fp16.h"
 #include "base/status.h"
 #include "graph/onnx/onnx_import.h"
@@ -52,13 +53,16 @@ const char kUsage[] =
     "                         (what atc + aclmdlLoad do; checks the .om round trip)\n"
     "  --seed S               seed for random inputs (default 0)\n"
     "  --output-dir DIR       write each output to DIR/output_<i>.npy\n"
-    "  --quiet                print nothing but errors and the check result\n";
+    "  --quiet                print nothing but errors and the check result\n"
+    "  --count-allocs         count the heap allocations of the last run (run at least twice:\n"
+    "                         the first one sizes what is kept), OpenACL's apart from oneDNN's,\n"
+    "                         and where OpenACL's come from (addresses for addr2line)\n";
 
 struct Args {
   std::string model, data, output_dir;
   std::map<std::string, std::string> input_files;
   std::map<std::string, std::vector<int64_t>> input_dims;
-  bool check = false, plan = false, times = false, fold = true, quiet = false, via_om = false;
+  bool check = false, plan = false, times = false, fold = true, quiet = false, via_om = false, count_allocs = false;
   double rtol = 1e-3, atol = 1e-7;
   int repeat = 1;
   unsigned seed = 0;
@@ -395,9 +399,13 @@ int run(const Args& a) {
   std::vector<std::pair<const graph::Node*, std::vector<int64_t>>> node_ns;
   std::map<const graph::Node*, size_t> node_index;
   std::vector<double> ms;
+  openacl::tools::AllocCounts allocs;
   for (int r = 0; r < a.repeat; ++r) {
     const auto s = std::chrono::steady_clock::now();
+    const bool counting = a.count_allocs && r == a.repeat - 1;
+    if (counting) openacl::tools::start_counting();
     st = exec.run(inputs, &outputs, a.times ? &timings : nullptr);
+    if (counting) allocs = openacl::tools::stop_counting();
     if (!st.ok()) return fail("run", st);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
     for (const model::NodeTiming& t : timings) {
@@ -410,6 +418,11 @@ int run(const Args& a) {
   if (!a.quiet) {
     std::printf("ran %d time(s): median %.3f ms, min %.3f ms\n", a.repeat, ms[ms.size() / 2], ms[0]);
     for (size_t i = 0; i < outputs.size(); ++i) print_tensor(output_names[i], outputs[i]);
+  }
+  if (a.count_allocs) {
+    std::printf("heap allocations in run %d: %ld by OpenACL, %ld inside oneDNN%s\n", a.repeat, allocs.ours,
+                allocs.onednn, a.repeat == 1 ? " (the first run: --repeat 2 or more for a steady one)" : "");
+    openacl::tools::print_alloc_sites(stdout, 16);
   }
   if (a.times) {
     // One run's time of a node is one sample on whatever else the machine
@@ -516,6 +529,8 @@ int main(int argc, char** argv) {
       a.output_dir = v;
     } else if (s == "--quiet") {
       a.quiet = true;
+    } else if (s == "--count-allocs") {
+      a.count_allocs = true;
     } else if (s == "-h" || s == "--help") {
       std::fputs(kUsage, stdout);
       return 0;

@@ -15,10 +15,13 @@ namespace openacl::kernels::cpu {
 // with A's starting at `axis` (default: the trailing dims), 1 elsewhere; with
 // broadcast=0 the shapes must be equal. From opset 7 on B's dims are numpy-
 // broadcast as they are.
-inline Status binary_b_dims(const KernelContext& ctx, std::vector<int64_t>* b_dims) {
+// *b_dims points at B's own dims, or (legacy broadcast) at `legacy`, filled
+// here: no copy, no allocation in the common case.
+inline Status binary_b_dims(const KernelContext& ctx, std::vector<int64_t>* legacy,
+                            const std::vector<int64_t>** b_dims) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
-  *b_dims = b.dims;
+  *b_dims = &b.dims;
   if (ctx.opset() >= 7) return Status::Ok();
   if (ctx.attrs().get_int("broadcast", 0) == 0) {
     if (a.dims != b.dims) return ctx.fail("input shapes differ and broadcast=0 (opset %d)", ctx.opset());
@@ -28,8 +31,9 @@ inline Status binary_b_dims(const KernelContext& ctx, std::vector<int64_t>* b_di
   int64_t axis = ctx.attrs().get_int("axis", ra - rb);
   if (axis < 0) axis += ra;
   if (axis < 0 || axis + rb > ra) return ctx.fail("legacy broadcast axis %lld does not fit B into A", (long long)axis);
-  b_dims->assign(static_cast<size_t>(ra), 1);
-  for (int64_t i = 0; i < rb; ++i) (*b_dims)[static_cast<size_t>(axis + i)] = b.dims[static_cast<size_t>(i)];
+  legacy->assign(static_cast<size_t>(ra), 1);
+  for (int64_t i = 0; i < rb; ++i) (*legacy)[static_cast<size_t>(axis + i)] = b.dims[static_cast<size_t>(i)];
+  *b_dims = legacy;
   return Status::Ok();
 }
 
@@ -48,15 +52,16 @@ Status binary_same_type(KernelContext& ctx, const Op& op, int64_t grain = kEleme
   Tensor& y = ctx.output(0);
   if (a.dtype != b.dtype)
     return ctx.fail("inputs have different types %s and %s", graph::dtype_name(a.dtype), graph::dtype_name(b.dtype));
-  std::vector<int64_t> b_dims;
-  OPENACL_RETURN_IF_ERROR(binary_b_dims(ctx, &b_dims));
+  std::vector<int64_t> legacy;
+  const std::vector<int64_t>* b_dims = nullptr;
+  OPENACL_RETURN_IF_ERROR(binary_b_dims(ctx, &legacy, &b_dims));
   bool shapes_ok = true;
   const bool typed = dispatch<Set>(a.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (BoolOut)
-      shapes_ok = binary_broadcast(a.as<T>(), a.dims, b.as<T>(), b_dims, y.as<bool>(), y.dims, op, grain);
+      shapes_ok = binary_broadcast(a.as<T>(), a.dims, b.as<T>(), *b_dims, y.as<bool>(), y.dims, op, grain);
     else
-      shapes_ok = binary_broadcast(a.as<T>(), a.dims, b.as<T>(), b_dims, y.as<T>(), y.dims, op, grain);
+      shapes_ok = binary_broadcast(a.as<T>(), a.dims, b.as<T>(), *b_dims, y.as<T>(), y.dims, op, grain);
   });
   if (!typed) return ctx.fail("element type %s is not supported", graph::dtype_name(a.dtype));
   if (!shapes_ok) return ctx.fail("input shapes do not broadcast to the output shape");

@@ -81,8 +81,9 @@ Status pow_kernel(KernelContext& ctx) {
   if (ctx.opset() < 12 && a.dtype != b.dtype)
     return ctx.fail("Pow inputs must share a type before opset 12, got %s and %s", graph::dtype_name(a.dtype),
                     graph::dtype_name(b.dtype));
-  std::vector<int64_t> b_dims;
-  OPENACL_RETURN_IF_ERROR(binary_b_dims(ctx, &b_dims));
+  std::vector<int64_t> legacy;
+  const std::vector<int64_t>* b_dims = nullptr;
+  OPENACL_RETURN_IF_ERROR(binary_b_dims(ctx, &legacy, &b_dims));
   // x ** 2 (variance in decomposed normalisations) as x * x: the same
   // correctly rounded value as pow, without a libm call per element.
   bool square = false;
@@ -96,7 +97,7 @@ Status pow_kernel(KernelContext& ctx) {
         using B = typename decltype(tb)::type;
         PowOp<A, B> op;
         op.square = square;
-        shapes_ok = binary_broadcast(a.as<A>(), a.dims, b.as<B>(), b_dims, y.as<A>(), y.dims, op, 2048);
+        shapes_ok = binary_broadcast(a.as<A>(), a.dims, b.as<B>(), *b_dims, y.as<A>(), y.dims, op, 2048);
       });
     }
   });

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_common.h"
+#include "kernels/cpu/small_dims.h"
 
 namespace openacl::kernels::cpu {
 
@@ -33,11 +34,12 @@ namespace openacl::kernels::cpu {
 // functions (pow, fmod) pass a smaller grain.
 inline constexpr int64_t kElementwiseGrain = 16384;
 
+// Held in SmallDims: planning and walking allocate nothing up to 8 dims.
 template <size_t N>
 struct BroadcastPlan {
-  std::vector<int64_t> dims;                    // collapsed output dims (at least one)
-  std::array<std::vector<int64_t>, N> strides;  // per input, in elements, 0 where broadcast
-  int64_t elements = 0;                         // output elements
+  SmallDims dims;                    // collapsed output dims (at least one)
+  std::array<SmallDims, N> strides;  // per input, in elements, 0 where broadcast
+  int64_t elements = 0;              // output elements
 };
 
 // False when some input does not broadcast to `out` (numpy rules, right-aligned).
@@ -45,14 +47,18 @@ template <size_t N>
 bool plan_broadcast(const std::array<const std::vector<int64_t>*, N>& in, const std::vector<int64_t>& out,
                     BroadcastPlan<N>* plan) {
   const size_t rank = out.size();
-  std::array<std::vector<int64_t>, N> full;
+  std::array<SmallDims, N> full;  // input k's stride along output dim i, 0 where broadcast
   for (size_t k = 0; k < N; ++k) {
     const std::vector<int64_t>& d = *in[k];
     if (d.size() > rank) return false;
     const size_t off = rank - d.size();
-    for (size_t j = 0; j < d.size(); ++j)
+    full[k].resize(rank, 0);
+    int64_t own = 1;  // d's row-major stride at j
+    for (size_t j = d.size(); j-- > 0;) {
       if (d[j] != 1 && d[j] != out[off + j]) return false;
-    full[k] = broadcast_strides(d, out);
+      full[k][off + j] = d[j] == 1 ? 0 : own;
+      own *= d[j];
+    }
   }
   plan->elements = 1;
   for (int64_t d : out) plan->elements *= d;
@@ -88,7 +94,7 @@ void for_each_run(const BroadcastPlan<N>& p, int64_t grain, Run&& run) {
   std::array<int64_t, N> step;
   for (size_t k = 0; k < N; ++k) step[k] = p.strides[k].back();
   parallel_for(p.elements, grain, [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> idx(outer, 0);
+    SmallDims idx(outer, 0);
     std::array<int64_t, N> base{};
     int64_t row = begin / n, col = begin % n;
     for (size_t d = outer; d-- > 0;) {

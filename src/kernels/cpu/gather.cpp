@@ -29,6 +29,24 @@ bool load_indices(const Tensor& t, int64_t limit, std::vector<int64_t>* out, int
   return true;
 }
 
+// Checks every index against `limit` (negatives wrap once); false on a bad
+// one, in *bad. Gather then reads them in place (wrapped()): no copy.
+bool check_indices(const Tensor& t, int64_t limit, int64_t* bad) {
+  for (int64_t i = 0, n = t.elements(); i < n; ++i) {
+    const int64_t v = index_at(t, i);
+    if (v < -limit || v >= limit) {
+      *bad = v;
+      return false;
+    }
+  }
+  return true;
+}
+
+int64_t wrapped(const Tensor& t, int64_t i, int64_t limit) {
+  const int64_t v = index_at(t, i);
+  return v < 0 ? v + limit : v;
+}
+
 Status gather(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& idx = ctx.input(1);
@@ -37,9 +55,8 @@ Status gather(KernelContext& ctx) {
   const int64_t r = x.rank();
   int64_t axis = ctx.attrs().get_int("axis", 0);
   if (!norm_axis(&axis, r)) return ctx.fail("axis %lld out of range", static_cast<long long>(axis));
-  std::vector<int64_t> ind;
   int64_t bad = 0;
-  if (!load_indices(idx, x.dims[axis], &ind, &bad))
+  if (!check_indices(idx, x.dims[axis], &bad))
     return ctx.fail("index %lld out of range for axis of size %lld", static_cast<long long>(bad),
                     static_cast<long long>(x.dims[axis]));
   const int64_t outer = prod(x.dims, 0, axis), d = x.dims[axis], n = idx.elements();
@@ -55,7 +72,7 @@ Status gather(KernelContext& ctx) {
       parallel_for(outer * n, 16384, [&](int64_t b, int64_t e) {
         int64_t o = b / n, j = b % n;
         for (int64_t k = b; k < e; ++k) {
-          dst[k] = src[o * d + ind[j]];
+          dst[k] = src[o * d + wrapped(idx, j, d)];
           if (++j == n) {
             j = 0;
             ++o;
@@ -69,8 +86,7 @@ Status gather(KernelContext& ctx) {
   const char* src = static_cast<const char*>(x.data);
   char* dst = static_cast<char*>(y.data);
   parallel_for(outer * n, std::max<int64_t>(1, 65536 / static_cast<int64_t>(row)), [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k)
-      std::memcpy(dst + k * row, src + ((k / n) * d + ind[k % n]) * row, row);
+    for (int64_t k = b; k < e; ++k) std::memcpy(dst + k * row, src + ((k / n) * d + wrapped(idx, k % n, d)) * row, row);
   });
   return Status::Ok();
 }

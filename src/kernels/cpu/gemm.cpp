@@ -48,11 +48,13 @@ void fill_beta_c(const GemmShape& s, const Tensor* c, float beta, T* y) {
     std::fill(y, y + s.M * s.N, store<T>(Acc(0)));
     return;
   }
-  const std::vector<int64_t> cs = broadcast_strides(c->dims, {s.M, s.N});
+  // C's strides along m and n: rank 0..2, right-aligned onto [M, N], 0 where broadcast.
+  const size_t r = c->dims.size();
+  const int64_t cn = r >= 1 ? c->dims[r - 1] : 1;
+  const int64_t sm = r == 2 && c->dims[0] != 1 ? cn : 0, sn = cn != 1 ? 1 : 0;
   const T* cp = c->as<T>();
   for (int64_t m = 0; m < s.M; ++m)
-    for (int64_t n = 0; n < s.N; ++n)
-      y[m * s.N + n] = store<T>(static_cast<Acc>(beta * load(cp[m * cs[0] + n * cs[1]])));
+    for (int64_t n = 0; n < s.N; ++n) y[m * s.N + n] = store<T>(static_cast<Acc>(beta * load(cp[m * sm + n * sn])));
 }
 
 template <class T>
@@ -114,7 +116,7 @@ class GemmKernel final : public Kernel {
     if (!err.empty()) return ctx.fail("%s (A %s, B %s)", err.c_str(), a.type().str().c_str(), b.type().str().c_str());
     if (c) {
       if (c->dims.size() > 2) return ctx.fail("C must have rank <= 2");
-      const std::vector<int64_t> out{s.M, s.N};
+      const int64_t out[2] = {s.M, s.N};
       for (size_t i = 0; i < c->dims.size(); ++i) {
         const int64_t cd = c->dims[c->dims.size() - 1 - i];
         if (cd != 1 && cd != out[1 - i]) return ctx.fail("C %s does not broadcast to [%lld, %lld]",
@@ -123,8 +125,8 @@ class GemmKernel final : public Kernel {
       }
     }
     Tensor* y = &ctx.output(0);
-    const std::vector<int64_t> od{s.M, s.N};
-    if (!y->data || y->dims != od) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, od, &y));
+    if (!y->data || y->dims.size() != 2 || y->dims[0] != s.M || y->dims[1] != s.N)
+      OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, {s.M, s.N}, &y));
     if (y->elements() == 0) return Status::Ok();
     if (a.dtype == DType::kFloat32 && is_gemv_bt(s)) {
       const bool acc = c && beta_ != 0.f;

@@ -214,25 +214,32 @@ class PoolKernel final : public Kernel {
     }
     if ((xb_ || yb_) && xt.shape)
       for (const auto& d : *xt.shape) static_dims_.push_back(d.value);
-#if OPENACL_HAVE_DNNL
-    if (xt.dtype == DType::kFloat32 && !with_indices_ && xt.shape && graph::fully_known(*xt.shape)) {
-      std::vector<int64_t> xd;
-      for (const auto& d : *xt.shape) xd.push_back(d.value);
-      WindowGeom g;
-      if (pool_geom(init.attrs(), xd, &g).empty()) cache_.put_static(xd, {}, 0, build_pool(g, pp_, xd, xb_, yb_));
+    // A static shape's geometry and output dims, once (run() then reads no
+    // attribute and allocates nothing for them).
+    if (xt.shape && graph::fully_known(*xt.shape)) {
+      for (const auto& d : *xt.shape) geom_dims_.push_back(d.value);
+      geom_ok_ = pool_geom(init.attrs(), geom_dims_, &geom_).empty();
+      if (geom_ok_) geom_od_ = geom_out_dims(geom_);
     }
+#if OPENACL_HAVE_DNNL
+    if (xt.dtype == DType::kFloat32 && !with_indices_ && geom_ok_)
+      cache_.put_static(geom_dims_, {}, 0, build_pool(geom_, pp_, geom_dims_, xb_, yb_));
 #endif
   }
 
   Status run(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    WindowGeom g;
-    const std::string err = pool_geom(ctx.attrs(), x.dims, &g);
-    if (!err.empty()) return ctx.fail("%s", err.c_str());
+    WindowGeom g = geom_;
+    std::vector<int64_t> other_od;  // the output dims of a shape other than the compiled one
+    if (!geom_ok_ || x.dims != geom_dims_) {
+      const std::string err = pool_geom(ctx.attrs(), x.dims, &g);
+      if (!err.empty()) return ctx.fail("%s", err.c_str());
+      other_od = geom_out_dims(g);
+    }
+    const std::vector<int64_t>& od = other_od.empty() ? geom_od_ : other_od;
     if (pp_.kind == PoolKind::kLp && pp_.p < 1) return ctx.fail("p must be >= 1");
     if ((xb_ || yb_) && x.dims != static_dims_)
       return ctx.fail("blocked input of a shape other than the compiled one (internal error)");
-    const std::vector<int64_t> od = geom_out_dims(g);
     Tensor* y = &ctx.output(0);
     if (!y->data || y->dims != od) OPENACL_RETURN_IF_ERROR(ctx.allocate_output(0, od, &y));
     Tensor* ind = nullptr;
@@ -293,6 +300,9 @@ class PoolKernel final : public Kernel {
   bool with_indices_ = false;
   int64_t xb_ = 0, yb_ = 0;  // blocks of X and Y (0: plain)
   std::vector<int64_t> static_dims_;  // X's dims when blocked
+  std::vector<int64_t> geom_dims_, geom_od_;  // a static X's dims and the output dims for them
+  WindowGeom geom_;                           // and its geometry (valid where geom_ok_)
+  bool geom_ok_ = false;
 #if OPENACL_HAVE_DNNL
   dnnl_util::ShapeCache<PoolEntry> cache_;
 #endif
