@@ -20,36 +20,9 @@
 #include "model/loaded_model.h"
 #include "model/om_format.h"
 
-// Counts operator new calls while g_counting is set (this test binary only).
-// Every non-aligned form is replaced, so each new pairs with its delete
-// (malloc/free) — sanitizers check that pairing.
-static std::atomic<bool> g_counting{false};
-static std::atomic<long> g_news{0};
-static void* counted_alloc(std::size_t n) noexcept {
-  if (g_counting.load(std::memory_order_relaxed)) g_news.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n ? n : 1);
-}
-void* operator new(std::size_t n) {
-  if (void* p = counted_alloc(n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) {
-  if (void* p = counted_alloc(n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return counted_alloc(n); }
-void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return counted_alloc(n); }
-// GCC inlines these deletes where the pointer visibly came from `operator
-// new` and flags the free() as mismatched; here new is malloc, so it is not.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
+// operator new is counted by openacl-run's counter (tools/openacl_run/
+// alloc_count.cpp, linked into this test binary only).
+#include "alloc_count.h"
 
 namespace openacl::model {
 namespace {
@@ -333,13 +306,12 @@ TEST(LoadedModel, StaticExecutionAllocatesNothing) {
     std::vector<IoBuffer> ins = {{x.data(), x.size() * 4}}, outs = {{y.data(), y.size() * 4}};
     if (gears) ins.push_back({&gear, 8});
     ASSERT_TRUE(m->execute(ins, outs).ok());
-    g_news = 0;
-    g_counting = true;
+    openacl::tools::start_counting();
     Status st = Status::Ok();
     for (int i = 0; i < 10 && st.ok(); ++i) st = m->execute(ins, outs);
-    g_counting = false;
+    const openacl::tools::AllocCounts n = openacl::tools::stop_counting();
     ASSERT_TRUE(st.ok()) << st.message();
-    EXPECT_EQ(g_news.load(), 0) << (gears ? "gear model" : "static model");
+    EXPECT_EQ(n.ours + n.onednn, 0) << (gears ? "gear model" : "static model");
     for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(y[i], std::max(x[i], 0.0f));
   }
 }
