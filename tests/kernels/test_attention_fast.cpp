@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "graph/passes.h"
 #include "op_test_util.h"
 
 namespace openacl::testing {
@@ -155,6 +156,50 @@ TEST(AttentionFast, MaskedRowsGiveZerosAndNaNStays) {
         else if (h == 0 && i == 0) EXPECT_EQ(e, 0.f) << "fully masked row, d " << d;
         else EXPECT_TRUE(std::isfinite(e)) << "h " << h << " row " << i << " d " << d;
       }
+}
+
+// graph::fuse_attention_split's form: one [B, S, 3 * H * D] input read in
+// place (kPackedQkvAttr), on the fast path and, causal, on the reference
+// path; each must give what three separate inputs give. Packed inputs of
+// the wrong rank or width are refused with a message.
+TEST(AttentionFast, PackedQkvMatchesSeparateAndBadShapesFail) {
+  const Shape s = {2, 3, 3, 13, 13, 8, 8, Mask::kPerKey, false};
+  const Inputs in = inputs_of(s, 17);
+  const int64_t w = s.hq * s.dk;
+  std::vector<float> packed;  // each row q | k | v
+  for (int64_t r = 0; r < s.batch * s.sq; ++r)
+    for (const std::vector<float>* part : {&in.q, &in.k, &in.v})
+      packed.insert(packed.end(), part->begin() + r * w, part->begin() + (r + 1) * w);
+  for (bool causal : {false, true}) {
+    OpSpec spec;
+    spec.op_type = "Attention";
+    spec.opset = 23;
+    spec.attrs.set("q_num_heads", attr_int(s.hq));
+    spec.attrs.set("kv_num_heads", attr_int(s.hkv));
+    if (causal) spec.attrs.set("is_causal", attr_int(1));
+    const Data mask = tensor<float>(mask_dims(s), in.m);
+    OpRun sep = run_op(spec, {tensor<float>({s.batch, s.sq, w}, in.q), tensor<float>({s.batch, s.skv, w}, in.k),
+                              tensor<float>({s.batch, s.skv, w}, in.v), mask});
+    ASSERT_TRUE(sep.status.ok()) << sep.status.message();
+    spec.attrs.set(graph::kPackedQkvAttr, attr_int(1));
+    OpRun pk = run_op(spec, {tensor<float>({s.batch, s.sq, 3 * w}, packed), nullptr, nullptr, mask});
+    ASSERT_TRUE(pk.status.ok()) << pk.status.message();
+    const std::vector<float> a = values<float>(sep.outputs[0]), b = values<float>(pk.outputs[0]);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << (causal ? "causal" : "fast") << " at " << i;
+  }
+  OpSpec spec;
+  spec.op_type = "Attention";
+  spec.opset = 23;
+  spec.attrs.set("q_num_heads", attr_int(1));
+  spec.attrs.set("kv_num_heads", attr_int(1));
+  spec.attrs.set(graph::kPackedQkvAttr, attr_int(1));
+  OpRun odd = run_op(spec, {tensor<float>({1, 4, 10}, random_floats(40, 3)), nullptr, nullptr});
+  ASSERT_FALSE(odd.status.ok());
+  EXPECT_NE(odd.status.message().find("divide by 3"), std::string::npos) << odd.status.message();
+  OpRun four = run_op(spec, {tensor<float>({1, 1, 4, 6}, random_floats(24, 4)), nullptr, nullptr});
+  ASSERT_FALSE(four.status.ok());
+  EXPECT_NE(four.status.message().find("packed QKV"), std::string::npos) << four.status.message();
 }
 
 }  // namespace

@@ -210,5 +210,47 @@ TEST(Fusion, AttentionWithUnequalHeadSplitsIsLeftAlone) {
   EXPECT_EQ(g->nodes().size(), 6u);
 }
 
+TEST(Fusion, AttentionSplitOnlyForThreeEqualPartsOfTheLastAxis) {
+  // Split(qkv) -> Attention(q, k, v): rewired only where the Split cuts the
+  // last axis into three equal parts.
+  struct Split {
+    const char* name;
+    int64_t axis;
+    std::vector<int64_t> sizes;
+    size_t rewrites;
+  };
+  const Split splits[] = {{"equal parts of the last axis", -1, {12, 12, 12}, 1},
+                          {"unequal parts", -1, {18, 9, 9}, 0},
+                          {"another axis", 1, {12, 12, 12}, 0}};
+  for (const Split& t : splits) {
+    Graph g;
+    g.opsets()[""] = 23;
+    Value* x = fusion_test::input(g, "qkv", {1, 36, 36});
+    Value* q = g.add_value("q", graph::TensorType{DType::kFloat32, graph::Shape{1, 12, 36}});
+    Value* k = g.add_value("k", graph::TensorType{DType::kFloat32, graph::Shape{1, 12, 36}});
+    Value* v = g.add_value("v", graph::TensorType{DType::kFloat32, graph::Shape{1, 12, 36}});
+    Value* y = g.add_value("y", graph::TensorType{DType::kFloat32, graph::Shape{1, 12, 36}});
+    graph::Node* split = g.add_node("split", "Split", {x, i64_constant(g, "sizes", t.sizes)}, {q, k, v}, "", 23);
+    graph::Attribute axis;
+    axis.kind = graph::Attribute::Kind::kInt;
+    axis.i = t.axis;
+    split->attrs.set("axis", axis);
+    graph::Node* att = g.add_node("att", "Attention", {q, k, v}, {y}, "", 23);
+    graph::Attribute heads;
+    heads.kind = graph::Attribute::Kind::kInt;
+    heads.i = 3;
+    att->attrs.set("q_num_heads", heads);
+    att->attrs.set("kv_num_heads", heads);
+    y->is_graph_output = true;
+    g.outputs().push_back(y);
+    size_t rewrites = 9;
+    ASSERT_TRUE(graph::fuse_attention_split(g, &rewrites).ok()) << t.name;
+    EXPECT_EQ(rewrites, t.rewrites) << t.name;
+    EXPECT_EQ(g.nodes().size(), 2 - t.rewrites) << t.name;
+    EXPECT_EQ(att->input(0), t.rewrites ? x : q) << t.name;
+    EXPECT_EQ(att->attrs.get_int(graph::kPackedQkvAttr, 0), static_cast<int64_t>(t.rewrites)) << t.name;
+  }
+}
+
 }  // namespace
 }  // namespace openacl::model

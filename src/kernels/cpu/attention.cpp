@@ -49,7 +49,7 @@ bool part_of(const Tensor& t, Part* p) {
   if (t.rank() != 3 && t.rank() != 4) return false;
   p->data = t.data, p->rank = t.rank();
   std::copy(t.dims.begin(), t.dims.end(), p->dims);
-  p->row = t.dims.back() * (t.rank() == 3 ? 1 : 0);
+  p->row = t.rank() == 3 ? t.dims[2] : 0;
   return true;
 }
 

@@ -52,13 +52,10 @@ bool plan_broadcast(const std::array<const std::vector<int64_t>*, N>& in, const 
     const std::vector<int64_t>& d = *in[k];
     if (d.size() > rank) return false;
     const size_t off = rank - d.size();
-    full[k].resize(rank, 0);
-    int64_t own = 1;  // d's row-major stride at j
-    for (size_t j = d.size(); j-- > 0;) {
+    for (size_t j = 0; j < d.size(); ++j)
       if (d[j] != 1 && d[j] != out[off + j]) return false;
-      full[k][off + j] = d[j] == 1 ? 0 : own;
-      own *= d[j];
-    }
+    full[k].resize(rank);
+    broadcast_strides(d, rank, full[k].data());
   }
   plan->elements = 1;
   for (int64_t d : out) plan->elements *= d;

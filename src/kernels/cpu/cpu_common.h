@@ -7,6 +7,7 @@
 // float, and store back (rounding to nearest even).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -194,14 +195,22 @@ inline std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
   return s;
 }
 
-// Strides for reading a tensor of `dims` broadcast to `out_dims` (numpy
-// rules, right-aligned): 0 where the input dim is 1 or missing.
+// Strides for reading a tensor of `dims` broadcast to an output of rank
+// `out_rank` (numpy rules, right-aligned): 0 where the input dim is 1 or
+// missing; written to s[0, out_rank) (no allocation). dims.size() <= out_rank.
+inline void broadcast_strides(const std::vector<int64_t>& dims, size_t out_rank, int64_t* s) {
+  const size_t off = out_rank - dims.size();
+  std::fill(s, s + off, 0);
+  int64_t own = 1;  // dims' row-major stride at i
+  for (size_t i = dims.size(); i-- > 0;) {
+    s[off + i] = dims[i] == 1 ? 0 : own;
+    own *= dims[i];
+  }
+}
 inline std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& dims, const std::vector<int64_t>& out_dims) {
   std::vector<int64_t> s(out_dims.size(), 0);
   if (dims.size() > out_dims.size()) return s;  // callers check ranks first; never index out of bounds
-  const std::vector<int64_t> own = strides_of(dims);
-  const size_t off = out_dims.size() - dims.size();
-  for (size_t i = 0; i < dims.size(); ++i) s[off + i] = dims[i] == 1 ? 0 : own[i];
+  broadcast_strides(dims, out_dims.size(), s.data());
   return s;
 }
 

@@ -13,24 +13,8 @@ int64_t prod(const std::vector<int64_t>& d, size_t b, size_t e) {
   return n;
 }
 
-// Reads all indices, wrapping negatives against `limit`; false on a bad one.
-bool load_indices(const Tensor& t, int64_t limit, std::vector<int64_t>* out, int64_t* bad) {
-  const int64_t n = t.elements();
-  out->resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t v = index_at(t, i);
-    if (v < 0) v += limit;
-    if (v < 0 || v >= limit) {
-      *bad = index_at(t, i);
-      return false;
-    }
-    (*out)[i] = v;
-  }
-  return true;
-}
-
 // Checks every index against `limit` (negatives wrap once); false on a bad
-// one, in *bad. Gather then reads them in place (wrapped()): no copy.
+// one, in *bad. Gather then reads them in place: no copy.
 bool check_indices(const Tensor& t, int64_t limit, int64_t* bad) {
   for (int64_t i = 0, n = t.elements(); i < n; ++i) {
     const int64_t v = index_at(t, i);
@@ -42,9 +26,14 @@ bool check_indices(const Tensor& t, int64_t limit, int64_t* bad) {
   return true;
 }
 
-int64_t wrapped(const Tensor& t, int64_t i, int64_t limit) {
-  const int64_t v = index_at(t, i);
-  return v < 0 ? v + limit : v;
+inline int64_t wrapped(int64_t v, int64_t limit) { return v < 0 ? v + limit : v; }
+
+// Reads all indices, wrapping negatives against `limit`; false on a bad one.
+bool load_indices(const Tensor& t, int64_t limit, std::vector<int64_t>* out, int64_t* bad) {
+  if (!check_indices(t, limit, bad)) return false;
+  out->resize(static_cast<size_t>(t.elements()));
+  for (size_t i = 0; i < out->size(); ++i) (*out)[i] = wrapped(index_at(t, static_cast<int64_t>(i)), limit);
+  return true;
 }
 
 Status gather(KernelContext& ctx) {
@@ -64,30 +53,38 @@ Status gather(KernelContext& ctx) {
   if (y.elements() != outer * n * inner) return ctx.fail("output dims disagree with the inputs");
   if (y.elements() == 0) return Status::Ok();
   const size_t es = elem_size(x);
-  if (inner == 1) {
-    dispatch_size(es, [&](auto tag) {
-      using U = typename decltype(tag)::type;
-      const U* src = x.as<const U>();
-      U* dst = y.as<U>();
-      parallel_for(outer * n, 16384, [&](int64_t b, int64_t e) {
-        int64_t o = b / n, j = b % n;
-        for (int64_t k = b; k < e; ++k) {
-          dst[k] = src[o * d + wrapped(idx, j, d)];
-          if (++j == n) {
-            j = 0;
-            ++o;
+  // The copies, with the index type fixed once (int32 or int64).
+  auto copy = [&](const auto* ind) {
+    if (inner == 1) {
+      dispatch_size(es, [&](auto tag) {
+        using U = typename decltype(tag)::type;
+        const U* src = x.as<const U>();
+        U* dst = y.as<U>();
+        parallel_for(outer * n, 16384, [&](int64_t b, int64_t e) {
+          int64_t o = b / n, j = b % n;
+          for (int64_t k = b; k < e; ++k) {
+            dst[k] = src[o * d + wrapped(ind[j], d)];
+            if (++j == n) {
+              j = 0;
+              ++o;
+            }
           }
-        }
+        });
       });
+      return;
+    }
+    const size_t row = static_cast<size_t>(inner) * es;
+    const char* src = static_cast<const char*>(x.data);
+    char* dst = static_cast<char*>(y.data);
+    parallel_for(outer * n, std::max<int64_t>(1, 65536 / static_cast<int64_t>(row)), [&](int64_t b, int64_t e) {
+      for (int64_t k = b; k < e; ++k)
+        std::memcpy(dst + k * row, src + ((k / n) * d + wrapped(ind[k % n], d)) * row, row);
     });
-    return Status::Ok();
-  }
-  const size_t row = static_cast<size_t>(inner) * es;
-  const char* src = static_cast<const char*>(x.data);
-  char* dst = static_cast<char*>(y.data);
-  parallel_for(outer * n, std::max<int64_t>(1, 65536 / static_cast<int64_t>(row)), [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < e; ++k) std::memcpy(dst + k * row, src + ((k / n) * d + wrapped(idx, k % n, d)) * row, row);
-  });
+  };
+  if (idx.dtype == DType::kInt32)
+    copy(idx.as<const int32_t>());
+  else
+    copy(idx.as<const int64_t>());
   return Status::Ok();
 }
 
