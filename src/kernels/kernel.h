@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,7 +71,18 @@ class KernelContext {
  public:
   KernelContext(const graph::Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor*> outputs,
                 OutputAllocator allocate = nullptr)
-      : node_(node), inputs_(std::move(inputs)), outputs_(std::move(outputs)), allocate_(std::move(allocate)) {}
+      : node_(node),
+        own_inputs_(std::move(inputs)),
+        own_outputs_(std::move(outputs)),
+        inputs_(own_inputs_),
+        outputs_(own_outputs_),
+        allocate_(std::move(allocate)) {}
+  // Over the caller's arrays, which must outlive the context: no copy and no
+  // allocation, for a kernel that runs the kernels of its parts per execute.
+  KernelContext(const graph::Node& node, std::span<const Tensor* const> inputs, std::span<Tensor* const> outputs)
+      : node_(node), inputs_(inputs), outputs_(outputs) {}
+  KernelContext(const KernelContext&) = delete;
+  KernelContext& operator=(const KernelContext&) = delete;
 
   const graph::Node& node() const { return node_; }
   const graph::AttributeMap& attrs() const { return node_.attrs; }
@@ -95,8 +107,10 @@ class KernelContext {
 
  private:
   const graph::Node& node_;
-  std::vector<const Tensor*> inputs_;
-  std::vector<Tensor*> outputs_;
+  std::vector<const Tensor*> own_inputs_;  // the first constructor's; the spans point into them
+  std::vector<Tensor*> own_outputs_;
+  std::span<const Tensor* const> inputs_;
+  std::span<Tensor* const> outputs_;
   OutputAllocator allocate_;
 };
 

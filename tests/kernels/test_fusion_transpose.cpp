@@ -73,8 +73,11 @@ TEST(MergeTransposes, SameOutputsAndFewerNodes) {
     for (const CompiledNode& cn : merged.model->nodes()) found = found || cn.node->op_type == k.op_left;
     EXPECT_TRUE(found) << k.name << ": no " << k.op_left;
     if (std::string(k.op_left) == "Transpose") {  // one Transpose, reading x itself
-      for (const CompiledNode& cn : merged.model->nodes())
-        if (cn.node->op_type == "Transpose") EXPECT_EQ(cn.node->input(0)->name, "x") << k.name;
+      for (const CompiledNode& cn : merged.model->nodes()) {
+        if (cn.node->op_type == "Transpose") {
+          EXPECT_EQ(cn.node->input(0)->name, "x") << k.name;
+        }
+      }
     }
   }
 }

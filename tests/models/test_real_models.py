@@ -77,14 +77,15 @@ def test_matches_onnxruntime(name, tmp_path):
     assert_close(name, run_openacl(name, info, tmp_path), run_ort(info))
 
 
-def alloc_counts(name, repeat, extra=()):
+def alloc_counts(name, repeat, extra=(), env_extra=None):
     """openacl-run --count-allocs on the saved inputs: (OpenACL's, oneDNN's,
-    the tool's output) for the last of `repeat` runs, on two threads."""
+    the tool's output) for the last of `repeat` runs, on two threads;
+    env_extra: more environment (switches of our kernels)."""
     info = INFO[name]
     cmd = [RUNNER, os.path.join(MODELS, info["model"]), "--quiet", "--count-allocs", "--repeat", str(repeat)]
     for input_name, f in info["inputs"].items():
         cmd += ["--input", f"{input_name}={os.path.join(MODELS, f)}"]
-    env = dict(os.environ, OMP_NUM_THREADS="2")
+    env = dict(os.environ, OMP_NUM_THREADS="2", **(env_extra or {}))
     proc = subprocess.run(cmd + list(extra), capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 0, f"openacl-run failed on {name}:\n{proc.stdout}\n{proc.stderr}"
     m = re.search(r"heap allocations in run \d+: (\d+) by OpenACL, (\d+) inside oneDNN", proc.stdout)
@@ -103,6 +104,26 @@ def test_steady_execute_allocates_nothing(name):
     assert first > 0, f"{name}: the first run counted no allocation: the counter is not counting\n{out}"
     ours, _, out = alloc_counts(name, 3, ["--via-om"])
     assert ours == 0, f"{name}: {ours} heap allocations per execute in OpenACL (sites for addr2line):\n{out}"
+
+
+@pytest.mark.parametrize(
+    "name,switches",
+    [
+        ("mobilenet_v2", {"OPENACL_CONV_1X1": "0"}),
+        ("lraspp_mobilenet", {"OPENACL_CONV_DW": "0"}),
+        ("mobilenet_v2", {"OPENACL_CONV_1X1": "0", "OPENACL_CONV_DW": "0"}),
+        ("bert_base", {"OPENACL_ATTENTION_TILES": "0"}),
+    ],
+)
+def test_fallback_forms_allocate_nothing(name, switches):
+    """The forms that run where our own loops do not (a CPU without AVX2,
+    or the loops switched off): a fused block chained through the plain
+    kernels of its parts, the Attention on oneDNN's sgemm. They allocate
+    nothing per execute either."""
+    if name not in INFO:
+        pytest.skip("model not generated")
+    ours, _, out = alloc_counts(name, 3, ["--via-om"], switches)
+    assert ours == 0, f"{name} with {switches}: {ours} heap allocations per execute in OpenACL:\n{out}"
 
 
 def test_dynamic_batch_other_sizes(tmp_path):

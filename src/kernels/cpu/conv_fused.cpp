@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,16 +53,28 @@ void add_depthwise_attrs(const graph::AttributeMap& a, int64_t channels, graph::
   }
 }
 
-// The tensor between the halves of a chained form, in this thread's
+// The dims of a type whose shape is fully known; empty otherwise.
+std::vector<int64_t> known_dims(const graph::TensorType& t) {
+  std::vector<int64_t> d;
+  if (t.shape && graph::fully_known(*t.shape))
+    for (const auto& x : *t.shape) d.push_back(x.value);
+  return d;
+}
+
+// The tensor between the halves of a chained form: this thread's, over its
 // fused_conv_buffer(slot) (conv_irb.h: 0 for a 1x1 + depthwise, 1 for a
-// block). attrs: the first half's (its output block).
+// block), so that a steady run allocates nothing (the dims keep their
+// capacity). attrs: the first half's (its output block).
 Status middle_tensor(KernelContext& ctx, int slot, const graph::AttributeMap& attrs, DType dt,
-                     std::vector<int64_t> dims, Tensor* mid) {
+                     std::span<const int64_t> dims, Tensor** out) {
+  thread_local Tensor mids[2];
+  Tensor* mid = &mids[slot];
   mid->dtype = dt;
-  mid->dims = std::move(dims);
+  mid->dims.assign(dims.begin(), dims.end());
   const size_t bytes = blocked_bytes(dt, mid->dims, blocked_block(attrs, true, 0, dt, mid->dims), mid->bytes());
   mid->data = fused_conv_buffer(slot, bytes);
   if (!mid->data) return ctx.fail("out of memory for the %zu-byte tensor between the fused convolutions", bytes);
+  *out = mid;
   return Status::Ok();
 }
 
@@ -120,6 +133,14 @@ class ConvDwKernel final : public Kernel {
     if (!fused_) {
       halves_[0] = make_plain_conv(i1);
       halves_[1] = make_plain_conv(i2);
+      // The middle's dims for X of the compiled shape, worked out once.
+      WindowGeom g;
+      const graph::TensorData* wc = init.constant(1);
+      x_dims_ = known_dims(xt);
+      if (!x_dims_.empty() && wc && conv_geom(first_.attrs, x_dims_, wc->dims, &g).empty())
+        mid_dims_ = geom_out_dims(g);
+      else
+        x_dims_.clear();
     }
   }
 
@@ -137,15 +158,24 @@ class ConvDwKernel final : public Kernel {
     }
 #endif
     const Tensor& x = ctx.input(0);
-    WindowGeom g;
-    const std::string err = conv_geom(first_.attrs, x.dims, ctx.input(1).dims, &g);
-    if (!err.empty()) return ctx.fail("%s", err.c_str());
-    Tensor mid;
-    OPENACL_RETURN_IF_ERROR(middle_tensor(ctx, 0, first_.attrs, x.dtype, geom_out_dims(g), &mid));
+    std::vector<int64_t> run_dims;  // the middle's dims when X is not of the compiled shape
+    if (x.dims != x_dims_ || x_dims_.empty()) {
+      WindowGeom g;
+      const std::string err = conv_geom(first_.attrs, x.dims, ctx.input(1).dims, &g);
+      if (!err.empty()) return ctx.fail("%s", err.c_str());
+      run_dims = geom_out_dims(g);
+    }
+    Tensor* mid = nullptr;
+    OPENACL_RETURN_IF_ERROR(
+        middle_tensor(ctx, 0, first_.attrs, x.dtype, run_dims.empty() ? mid_dims_ : run_dims, &mid));
     auto in = [&](size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
-    KernelContext c1(first_, {in(0), in(1), in(2)}, {&mid});
+    const Tensor* const i1[] = {in(0), in(1), in(2)};
+    Tensor* const o1[] = {mid};
+    KernelContext c1(first_, i1, o1);
     OPENACL_RETURN_IF_ERROR(halves_[0]->run(c1));
-    KernelContext c2(second_, {&mid, in(4), in(5)}, {&ctx.output(0)});
+    const Tensor* const i2[] = {mid, in(4), in(5)};
+    Tensor* const o2[] = {&ctx.output(0)};
+    KernelContext c2(second_, i2, o2);
     return halves_[1]->run(c2);
   }
 
@@ -274,19 +304,13 @@ class ConvDwKernel final : public Kernel {
   graph::Node first_, second_;  // the halves, for the chained form (and names in its errors)
   graph::TensorType mid_type_;
   std::unique_ptr<Kernel> halves_[2];
+  std::vector<int64_t> x_dims_, mid_dims_;  // the chained form's compiled shapes (empty: not known)
 };
 
 // Whether the node marks its input `index` with attribute `name` (kBlocked*InputsAttr).
 bool marks(const graph::AttributeMap& a, const char* name, int64_t index) {
   const std::optional<std::vector<int64_t>> v = a.get_ints(name);
   return v && std::find(v->begin(), v->end(), index) != v->end();
-}
-
-std::vector<int64_t> known_dims(const graph::TensorType& t) {
-  std::vector<int64_t> d;
-  if (t.shape && graph::fully_known(*t.shape))
-    for (const auto& x : *t.shape) d.push_back(x.value);
-  return d;
 }
 
 // A Conv that absorbed the projecting 1x1 Conv after it and that one's
@@ -378,15 +402,17 @@ class ConvBlockKernel final : public Kernel {
     }
     const Tensor& wd = ctx.input(dw_weights());
     if (y.dims.size() != 4 || wd.dims.empty()) return ctx.fail("a fused block needs a 4-D output (internal error)");
-    Tensor mid;
-    OPENACL_RETURN_IF_ERROR(
-        middle_tensor(ctx, 1, head_.attrs, x.dtype, {y.dims[0], wd.dims[0], y.dims[2], y.dims[3]}, &mid));
+    Tensor* mid = nullptr;
+    const int64_t md[] = {y.dims[0], wd.dims[0], y.dims[2], y.dims[3]};
+    OPENACL_RETURN_IF_ERROR(middle_tensor(ctx, 1, head_.attrs, x.dtype, md, &mid));
     auto in = [&](size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
-    std::vector<const Tensor*> head_in = {in(0), in(1), in(2)};
-    if (expand_) head_in.insert(head_in.end(), {nullptr, in(4), in(5)});
-    KernelContext c1(head_, head_in, {&mid});
+    const Tensor* const head_in[] = {in(0), in(1), in(2), nullptr, in(4), in(5)};
+    Tensor* const head_out[] = {mid};
+    KernelContext c1(head_, std::span(head_in, expand_ ? 6 : 3), head_out);
     OPENACL_RETURN_IF_ERROR(head_kernel_->run(c1));
-    KernelContext c2(proj_, {&mid, in(6), in(7), in(3)}, {&y});
+    const Tensor* const proj_in[] = {mid, in(6), in(7), in(3)};
+    Tensor* const proj_out[] = {&y};
+    KernelContext c2(proj_, proj_in, proj_out);
     return proj_kernel_->run(c2);
   }
 
