@@ -52,6 +52,8 @@ struct TileArgs {
   int kind;           // act512::Kind
   float a, b;         // the activation's parameters
   int count;          // tiles of NP pixels one after another (8 lanes; 1 with 16)
+  const float* pf = nullptr;  // 8 lanes: weights to prefetch into L2 while the tiles run,
+  int64_t pfn = 0;            // this many cache lines from pf on
 };
 
 using namespace act512;
@@ -202,6 +204,12 @@ __attribute__((target("avx2,fma"), always_inline)) inline void step8(const float
 template <int KIND, int NB, int NP>
 __attribute__((target("avx2,fma"))) void tile8_kernel(const TileArgs& args) {
   TileArgs t = args;
+  // The next group's weights, spread over the channel blocks of all the
+  // tiles (its first tile would otherwise wait for them: where the weights
+  // are large and the pixels few, they come from memory).
+  const float* pf = t.pf;
+  const float* const pf_end = pf + 16 * t.pfn;
+  const int64_t pf_step = 16 * ((t.pfn + t.count * ((t.C + 7) / 8) - 1) / (t.count * ((t.C + 7) / 8)));
   for (int k = 0; k < args.count; ++k, t.x += NP * 8, t.y += NP * 8, t.r = t.r ? t.r + NP * 8 : nullptr) {
     __m256 acc[NB][NP];
 #pragma GCC unroll 4
@@ -216,6 +224,8 @@ __attribute__((target("avx2,fma"))) void tile8_kernel(const TileArgs& args) {
       // The next tile's X in this channel block (see tile_kernel).
 #pragma GCC unroll 16
       for (int i = 0; i < NP * 8; i += 16) _mm_prefetch(reinterpret_cast<const char*>(xc + NP * 8 + i), _MM_HINT_T0);
+      for (const float* e = std::min(pf_end, pf + pf_step); pf < e; pf += 16)
+        _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T1);
       // Not unrolled: unrolled, GCC ran short of registers and folded the
       // weight loads into the FMAs, each weight vector loaded four times.
       const int64_t cn = std::min<int64_t>(8, t.C - c0);
@@ -329,10 +339,16 @@ void Conv1x1::add_tiles(int64_t q0, int64_t q1, int64_t run, std::vector<Tile>* 
     // 8 lanes, runs of up to `run` tiles of one size in one entry.
     const int64_t nt = (q1 - q0 + pixels[nb] - 1) / pixels[nb], base = (q1 - q0) / nt, rem = (q1 - q0) % nt;
     const int64_t max_run = L_ == 16 ? 1 : run;
+    // The next group's weights (none after the last), in 64-byte lines,
+    // shared out over this group's tiles.
+    const int64_t next_nb = gi + 1 < groups ? Mb_ / groups + (gi + 1 < Mb_ % groups ? 1 : 0) : 0;
+    const int64_t lines = next_nb * C_ * L_ / 16, pf0 = (ob0 + nb) * C_ * L_;
     for (int64_t t = 0, p0 = q0; t < nt;) {
       const int64_t np = base + (t < rem ? 1 : 0), count = std::min(max_run, (t < rem ? rem : nt) - t);
+      const int64_t l0 = t * lines / nt, l1 = (t + count) * lines / nt;
       tiles->push_back(Tile{static_cast<int32_t>(p0), static_cast<int32_t>(np), static_cast<int32_t>(ob0),
-                            static_cast<int32_t>(nb), static_cast<int32_t>(count)});
+                            static_cast<int32_t>(nb), static_cast<int32_t>(count), static_cast<int32_t>(l1 - l0),
+                            pf0 + l0 * 16});
       p0 += np * count, t += count;
     }
     ob0 += nb;
@@ -355,6 +371,7 @@ void Conv1x1::run_tile(const Tile& t, const float* x, int64_t xcs, float* y, int
   a.kind = kind_, a.a = act_.alpha, a.b = act_.beta, a.count = 1;
   if (L_ == 8) {
     a.count = t.count;
+    a.pf = static_cast<const float*>(w_.get()) + t.pf0, a.pfn = t.pfn;
     kTiles8[kind_][static_cast<size_t>(t.nb)][static_cast<size_t>(t.np)](a);
   } else {
     // The last group's last block in 8-lane registers (half_).
