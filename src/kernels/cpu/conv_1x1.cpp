@@ -53,7 +53,8 @@ struct TileArgs {
   float a, b;         // the activation's parameters
   int count;          // tiles of NP pixels one after another (8 lanes; 1 with 16)
   const float* pf = nullptr;  // 8 lanes: weights to prefetch into L2 while the tiles run,
-  int64_t pfn = 0;            // this many cache lines from pf on
+  int64_t pfn = 0;            // this many cache lines from pf on,
+  int64_t pf_step = 0;        // this many per channel block
 };
 
 using namespace act512;
@@ -209,7 +210,7 @@ __attribute__((target("avx2,fma"))) void tile8_kernel(const TileArgs& args) {
   // are large and the pixels few, they come from memory).
   const float* pf = t.pf;
   const float* const pf_end = pf + 16 * t.pfn;
-  const int64_t pf_step = 16 * ((t.pfn + t.count * ((t.C + 7) / 8) - 1) / (t.count * ((t.C + 7) / 8)));
+  const int64_t pf_step = 16 * t.pf_step;
   for (int k = 0; k < args.count; ++k, t.x += NP * 8, t.y += NP * 8, t.r = t.r ? t.r + NP * 8 : nullptr) {
     __m256 acc[NB][NP];
 #pragma GCC unroll 4
@@ -342,13 +343,16 @@ void Conv1x1::add_tiles(int64_t q0, int64_t q1, int64_t run, std::vector<Tile>* 
     // The next group's weights (none after the last), in 64-byte lines,
     // shared out over this group's tiles.
     const int64_t next_nb = gi + 1 < groups ? Mb_ / groups + (gi + 1 < Mb_ % groups ? 1 : 0) : 0;
-    const int64_t lines = next_nb * C_ * L_ / 16, pf0 = (ob0 + nb) * C_ * L_;
+    // Worked out here, not per call of the tile loop (divisions; a tile
+    // with few input channels is short).
+    const int64_t lines = next_nb * C_ * L_ / 16, pf0 = (ob0 + nb) * C_ * L_, cblocks = (C_ + 7) / 8;
     for (int64_t t = 0, p0 = q0; t < nt;) {
       const int64_t np = base + (t < rem ? 1 : 0), count = std::min(max_run, (t < rem ? rem : nt) - t);
-      const int64_t l0 = t * lines / nt, l1 = (t + count) * lines / nt;
+      const int64_t l0 = lines ? t * lines / nt : 0, l1 = lines ? (t + count) * lines / nt : 0;
+      const int64_t step = l1 > l0 ? (l1 - l0 + count * cblocks - 1) / (count * cblocks) : 0;
       tiles->push_back(Tile{static_cast<int32_t>(p0), static_cast<int32_t>(np), static_cast<int32_t>(ob0),
                             static_cast<int32_t>(nb), static_cast<int32_t>(count), static_cast<int32_t>(l1 - l0),
-                            pf0 + l0 * 16});
+                            static_cast<int32_t>(step), pf0 + l0 * 16});
       p0 += np * count, t += count;
     }
     ob0 += nb;
@@ -371,7 +375,7 @@ void Conv1x1::run_tile(const Tile& t, const float* x, int64_t xcs, float* y, int
   a.kind = kind_, a.a = act_.alpha, a.b = act_.beta, a.count = 1;
   if (L_ == 8) {
     a.count = t.count;
-    a.pf = static_cast<const float*>(w_.get()) + t.pf0, a.pfn = t.pfn;
+    a.pf = static_cast<const float*>(w_.get()) + t.pf0, a.pfn = t.pfn, a.pf_step = t.pf_step;
     kTiles8[kind_][static_cast<size_t>(t.nb)][static_cast<size_t>(t.np)](a);
   } else {
     // The last group's last block in 8-lane registers (half_).

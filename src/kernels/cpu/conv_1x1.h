@@ -89,9 +89,9 @@ class Conv1x1 {
   // 8 lanes, `count` such tiles one after another (pixels [p0, p0 + count *
   // np)) in one call of the tile loop (16 lanes: always one), which also
   // prefetches pfn cache lines of the packed weights from float pf0 on (its
-  // share of the next group's).
+  // share of the next group's), pf_step of them per channel block.
   struct Tile {
-    int32_t p0, np, ob0, nb, count, pfn;
+    int32_t p0, np, ob0, nb, count, pfn, pf_step;
     int64_t pf0;
   };
   // Appends the tiles of pixels [q0, q1): every group of output blocks (up
