@@ -52,7 +52,7 @@ struct TileArgs {
   int kind;           // act512::Kind
   float a, b;         // the activation's parameters
   int count;          // tiles of NP pixels one after another (8 lanes; 1 with 16)
-  const float* pf = nullptr;  // 8 lanes: weights to prefetch into L2 while the tiles run,
+  const float* pf = nullptr;  // weights to prefetch into L2 while the tile(s) run,
   int64_t pfn = 0;            // this many cache lines from pf on,
   int64_t pf_step = 0;        // this many per channel block
 };
@@ -110,10 +110,15 @@ __attribute__((target("avx512f,avx512vl,fma"))) void tile_kernel(const TileArgs&
 #pragma GCC unroll 16
     for (int i = 0; i < NP; ++i) acch[i] = bh;
   }
+  const float* pf = t.pf;  // the next group's weights (see tile8_kernel)
+  const float* const pf_end = pf + 16 * t.pfn;
+  const int64_t pf_step = 16 * t.pf_step;
   for (int64_t c0 = 0; c0 < t.C; c0 += XB) {
     const float* xc = t.x + (c0 / XB) * t.xcs;
     const float* wc = t.w + c0 * 16;
     const int64_t cn = std::min<int64_t>(XB, t.C - c0);
+    for (const float* e = std::min(pf_end, pf + pf_step); pf < e; pf += 16)
+      _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T1);
     // The next tile's X in this channel block, a tile ahead (its pixels
     // follow this tile's): X's channel blocks lie a plane apart, too many
     // streams for the hardware prefetchers, and X mostly comes from L3 at
@@ -345,7 +350,7 @@ void Conv1x1::add_tiles(int64_t q0, int64_t q1, int64_t run, std::vector<Tile>* 
     const int64_t next_nb = gi + 1 < groups ? Mb_ / groups + (gi + 1 < Mb_ % groups ? 1 : 0) : 0;
     // Worked out here, not per call of the tile loop (divisions; a tile
     // with few input channels is short).
-    const int64_t lines = next_nb * C_ * L_ / 16, pf0 = (ob0 + nb) * C_ * L_, cblocks = (C_ + 7) / 8;
+    const int64_t lines = next_nb * C_ * L_ / 16, pf0 = (ob0 + nb) * C_ * L_, cblocks = (C_ + xb_ - 1) / xb_;
     for (int64_t t = 0, p0 = q0; t < nt;) {
       const int64_t np = base + (t < rem ? 1 : 0), count = std::min(max_run, (t < rem ? rem : nt) - t);
       const int64_t l0 = lines ? t * lines / nt : 0, l1 = lines ? (t + count) * lines / nt : 0;
@@ -373,9 +378,9 @@ void Conv1x1::run_tile(const Tile& t, const float* x, int64_t xcs, float* y, int
   a.last = pad && t.ob0 + t.nb == Mb_ ? t.nb - 1 : -1;
   a.mask = static_cast<__mmask16>((1u << (M_ % L_)) - 1);
   a.kind = kind_, a.a = act_.alpha, a.b = act_.beta, a.count = 1;
+  a.pf = static_cast<const float*>(w_.get()) + t.pf0, a.pfn = t.pfn, a.pf_step = t.pf_step;
   if (L_ == 8) {
     a.count = t.count;
-    a.pf = static_cast<const float*>(w_.get()) + t.pf0, a.pfn = t.pfn, a.pf_step = t.pf_step;
     kTiles8[kind_][static_cast<size_t>(t.nb)][static_cast<size_t>(t.np)](a);
   } else {
     // The last group's last block in 8-lane registers (half_).
