@@ -28,11 +28,14 @@ constexpr int kTilePixels[5] = {0, 16, 12, 8, 6};
 // 12 accumulators, a weight vector per block and the broadcast pixel.
 constexpr int kMaxGroup8 = 3;
 constexpr int kTilePixels8[kMaxGroup8 + 1] = {0, 12, 6, 4};
-// Tiles per call of the 8-lane loops, at most (see tile8_kernel): 8 where
+// Tiles per call of the tile loops, at most (see tile8_kernel): 8 where
 // run() shares them out over the threads (a small layer still makes a few
 // entries per thread), 32 on a fused block's band (one thread's): 16 -> 96
-// channels at 112x112 82 -> 87 GFLOP/s against runs of 8.
-constexpr int64_t kRun8 = 8, kRun8Span = 32;
+// channels at 112x112 82 -> 87 GFLOP/s against runs of 8 (8 lanes, Zen 2).
+// With 16 lanes (Zen 5, one thread) runs against a call per tile took
+// MobileNetV2 3.09-3.26 -> 2.96-3.04 ms, its 112x112 block (16 -> 96
+// channels) 0.357 -> 0.316 ms.
+constexpr int64_t kRun = 8, kRunSpan = 32;
 // X of one pixel range stays within this many bytes (half a Zen 4's L2).
 constexpr int64_t kRangeBytes = 512 << 10;
 
@@ -51,7 +54,7 @@ struct TileArgs {
   __mmask16 mask;     // its real lanes
   int kind;           // act512::Kind
   float a, b;         // the activation's parameters
-  int count;          // tiles of NP pixels one after another (8 lanes; 1 with 16)
+  int count;          // tiles of NP pixels one after another
   const float* pf = nullptr;  // weights to prefetch into L2 while the tile(s) run,
   int64_t pfn = 0;            // this many cache lines from pf on,
   int64_t pf_step = 0;        // this many per channel block
@@ -93,56 +96,59 @@ __attribute__((target("avx512f"), always_inline)) inline void store_tile(const T
 // real lanes (M % 16 == 8: MobileNet's 24-, 40- and 72-channel tensors):
 // its sums are kept in 8-lane registers, whose FMAs cost half a 16-lane
 // one where the CPU splits AVX-512 into two 256-bit halves (Zen 4) and no
-// more elsewhere.
+// more elsewhere. t.count such tiles one after another (see tile8_kernel).
 template <int XB, int NB, int NP, bool HALF>
-__attribute__((target("avx512f,avx512vl,fma"))) void tile_kernel(const TileArgs& t) {
+__attribute__((target("avx512f,avx512vl,fma"))) void tile_kernel(const TileArgs& args) {
   constexpr int NF = HALF ? NB - 1 : NB;  // blocks of 16 lanes
-  __m512 acc[NB][NP];
-  __m256 acch[HALF ? NP : 1];
-#pragma GCC unroll 4
-  for (int j = 0; j < NF; ++j) {
-    const __m512 bv = _mm512_loadu_ps(t.bias + 16 * j);
-#pragma GCC unroll 16
-    for (int i = 0; i < NP; ++i) acc[j][i] = bv;
-  }
-  if (HALF) {
-    const __m256 bh = _mm256_loadu_ps(t.bias + 16 * NF);
-#pragma GCC unroll 16
-    for (int i = 0; i < NP; ++i) acch[i] = bh;
-  }
+  TileArgs t = args;
   const float* pf = t.pf;  // the next group's weights (see tile8_kernel)
   const float* const pf_end = pf + 16 * t.pfn;
   const int64_t pf_step = 16 * t.pf_step;
-  for (int64_t c0 = 0; c0 < t.C; c0 += XB) {
-    const float* xc = t.x + (c0 / XB) * t.xcs;
-    const float* wc = t.w + c0 * 16;
-    const int64_t cn = std::min<int64_t>(XB, t.C - c0);
-    for (const float* e = std::min(pf_end, pf + pf_step); pf < e; pf += 16)
-      _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T1);
-    // The next tile's X in this channel block, a tile ahead (its pixels
-    // follow this tile's): X's channel blocks lie a plane apart, too many
-    // streams for the hardware prefetchers, and X mostly comes from L3 at
-    // batch 8 (960 -> 128 channels at 16x16: 88 -> 106 GFLOP/s).
-#pragma GCC unroll 16
-    for (int i = 0; i < NP * XB; i += 16) _mm_prefetch(reinterpret_cast<const char*>(xc + NP * XB + i), _MM_HINT_T0);
-    for (int64_t ci = 0; ci < cn; ++ci) {
-      __m512 wv[NB];
+  for (int k = 0; k < args.count; ++k, t.x += NP * XB, t.y += NP * 16, t.r = t.r ? t.r + NP * 16 : nullptr) {
+    __m512 acc[NB][NP];
+    __m256 acch[HALF ? NP : 1];
 #pragma GCC unroll 4
-      for (int j = 0; j < NF; ++j) wv[j] = _mm512_load_ps(wc + j * t.wbs + ci * 16);
-      const __m256 wh = HALF ? _mm256_load_ps(wc + NF * t.wbs + ci * 16) : _mm256_setzero_ps();
+    for (int j = 0; j < NF; ++j) {
+      const __m512 bv = _mm512_loadu_ps(t.bias + 16 * j);
 #pragma GCC unroll 16
-      for (int i = 0; i < NP; ++i) {
-        const __m512 xv = _mm512_set1_ps(xc[i * XB + ci]);
+      for (int i = 0; i < NP; ++i) acc[j][i] = bv;
+    }
+    if (HALF) {
+      const __m256 bh = _mm256_loadu_ps(t.bias + 16 * NF);
+#pragma GCC unroll 16
+      for (int i = 0; i < NP; ++i) acch[i] = bh;
+    }
+    for (int64_t c0 = 0; c0 < t.C; c0 += XB) {
+      const float* xc = t.x + (c0 / XB) * t.xcs;
+      const float* wc = t.w + c0 * 16;
+      const int64_t cn = std::min<int64_t>(XB, t.C - c0);
+      // The next tile's X in this channel block, a tile ahead (its pixels
+      // follow this tile's): X's channel blocks lie a plane apart, too many
+      // streams for the hardware prefetchers, and X mostly comes from L3 at
+      // batch 8 (960 -> 128 channels at 16x16: 88 -> 106 GFLOP/s).
+#pragma GCC unroll 16
+      for (int i = 0; i < NP * XB; i += 16) _mm_prefetch(reinterpret_cast<const char*>(xc + NP * XB + i), _MM_HINT_T0);
+      for (const float* e = std::min(pf_end, pf + pf_step); pf < e; pf += 16)
+        _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T1);
+      for (int64_t ci = 0; ci < cn; ++ci) {
+        __m512 wv[NB];
 #pragma GCC unroll 4
-        for (int j = 0; j < NF; ++j) acc[j][i] = _mm512_fmadd_ps(xv, wv[j], acc[j][i]);
-        if (HALF) acch[i] = _mm256_fmadd_ps(_mm512_castps512_ps256(xv), wh, acch[i]);
+        for (int j = 0; j < NF; ++j) wv[j] = _mm512_load_ps(wc + j * t.wbs + ci * 16);
+        const __m256 wh = HALF ? _mm256_load_ps(wc + NF * t.wbs + ci * 16) : _mm256_setzero_ps();
+#pragma GCC unroll 16
+        for (int i = 0; i < NP; ++i) {
+          const __m512 xv = _mm512_set1_ps(xc[i * XB + ci]);
+#pragma GCC unroll 4
+          for (int j = 0; j < NF; ++j) acc[j][i] = _mm512_fmadd_ps(xv, wv[j], acc[j][i]);
+          if (HALF) acch[i] = _mm256_fmadd_ps(_mm512_castps512_ps256(xv), wh, acch[i]);
+        }
       }
     }
-  }
-  if (HALF)  // the upper lanes are masked to zeros when stored (t.last is this block)
+    if (HALF)  // the upper lanes are masked to zeros when stored (t.last is this block)
 #pragma GCC unroll 16
-    for (int i = 0; i < NP; ++i) acc[NF][i] = _mm512_castps256_ps512(acch[i]);
-  store_tile<NB, NP>(t, acc);
+      for (int i = 0; i < NP; ++i) acc[NF][i] = _mm512_castps256_ps512(acch[i]);
+    store_tile<NB, NP>(t, acc);
+  }
 }
 
 using TileFn = void (*)(const TileArgs&);
@@ -327,9 +333,9 @@ std::shared_ptr<const Conv1x1> Conv1x1::setup(int64_t N, int64_t C, int64_t M, i
   const int64_t Cp = (C + xb - 1) / xb * xb;
   k->range_ = std::max<int64_t>(24, kRangeBytes / (Cp * static_cast<int64_t>(sizeof(float))));
   const int64_t ranges = (P + k->range_ - 1) / k->range_;
-  for (int64_t rg = 0; rg < ranges; ++rg) k->add_tiles(rg * P / ranges, (rg + 1) * P / ranges, kRun8, &k->tiles_);
+  for (int64_t rg = 0; rg < ranges; ++rg) k->add_tiles(rg * P / ranges, (rg + 1) * P / ranges, kRun, &k->tiles_);
   // Chunks of at least ~256K FLOPs (8K multiply-adds of 16 lanes: a few microseconds).
-  const int64_t tile_flops = 2 * C * (L == 16 ? 16 * 24 : 8 * 12 * kRun8);
+  const int64_t tile_flops = 2 * C * (L == 16 ? 16 * 24 : 8 * 12) * kRun;
   k->grain_ = std::max<int64_t>(1, (int64_t{1} << 18) / tile_flops);
   return k;
 }
@@ -341,10 +347,9 @@ void Conv1x1::add_tiles(int64_t q0, int64_t q1, int64_t run, std::vector<Tile>* 
   for (int64_t gi = 0, ob0 = 0; gi < groups; ++gi) {
     const int64_t nb = Mb_ / groups + (gi < Mb_ % groups ? 1 : 0);
     // nt tiles of balanced sizes (the first `rem` one pixel larger), without
-    // a division per tile (run_span cuts a band's tiles on every call); with
-    // 8 lanes, runs of up to `run` tiles of one size in one entry.
+    // a division per tile (run_span cuts a band's tiles on every call);
+    // runs of up to `run` tiles of one size in one entry.
     const int64_t nt = (q1 - q0 + pixels[nb] - 1) / pixels[nb], base = (q1 - q0) / nt, rem = (q1 - q0) % nt;
-    const int64_t max_run = L_ == 16 ? 1 : run;
     // The next group's weights (none after the last), in 64-byte lines,
     // shared out over this group's tiles.
     const int64_t next_nb = gi + 1 < groups ? Mb_ / groups + (gi + 1 < Mb_ % groups ? 1 : 0) : 0;
@@ -352,7 +357,7 @@ void Conv1x1::add_tiles(int64_t q0, int64_t q1, int64_t run, std::vector<Tile>* 
     // with few input channels is short).
     const int64_t lines = next_nb * C_ * L_ / 16, pf0 = (ob0 + nb) * C_ * L_, cblocks = (C_ + xb_ - 1) / xb_;
     for (int64_t t = 0, p0 = q0; t < nt;) {
-      const int64_t np = base + (t < rem ? 1 : 0), count = std::min(max_run, (t < rem ? rem : nt) - t);
+      const int64_t np = base + (t < rem ? 1 : 0), count = std::min(run, (t < rem ? rem : nt) - t);
       const int64_t l0 = lines ? t * lines / nt : 0, l1 = lines ? (t + count) * lines / nt : 0;
       const int64_t step = l1 > l0 ? (l1 - l0 + count * cblocks - 1) / (count * cblocks) : 0;
       tiles->push_back(Tile{static_cast<int32_t>(p0), static_cast<int32_t>(np), static_cast<int32_t>(ob0),
@@ -377,10 +382,9 @@ void Conv1x1::run_tile(const Tile& t, const float* x, int64_t xcs, float* y, int
   const bool pad = M_ % L_ != 0;
   a.last = pad && t.ob0 + t.nb == Mb_ ? t.nb - 1 : -1;
   a.mask = static_cast<__mmask16>((1u << (M_ % L_)) - 1);
-  a.kind = kind_, a.a = act_.alpha, a.b = act_.beta, a.count = 1;
+  a.kind = kind_, a.a = act_.alpha, a.b = act_.beta, a.count = t.count;
   a.pf = static_cast<const float*>(w_.get()) + t.pf0, a.pfn = t.pfn, a.pf_step = t.pf_step;
   if (L_ == 8) {
-    a.count = t.count;
     kTiles8[kind_][static_cast<size_t>(t.nb)][static_cast<size_t>(t.np)](a);
   } else {
     // The last group's last block in 8-lane registers (half_).
@@ -416,7 +420,7 @@ void Conv1x1::run_span(const float* x, int64_t xcs, float* y, int64_t ybs, const
   thread_local std::vector<Tile> tiles;
   for (int64_t q0 = 0; q0 < np; q0 += range_) {
     tiles.clear();
-    add_tiles(q0, std::min(np, q0 + range_), kRun8Span, &tiles);
+    add_tiles(q0, std::min(np, q0 + range_), kRunSpan, &tiles);
     for (const Tile& t : tiles) run_tile(t, x, xcs, y, ybs, residual);
   }
 }

@@ -85,9 +85,9 @@ class Conv1x1 {
   static std::shared_ptr<const Conv1x1> setup(int64_t N, int64_t C, int64_t M, int64_t P, int64_t xb, int64_t L,
                                               std::shared_ptr<const void> packed, const float* b,
                                               const Activation& act);
-  // One tile: pixels [p0, p0 + np) of output blocks [ob0, ob0 + nb); with
-  // 8 lanes, `count` such tiles one after another (pixels [p0, p0 + count *
-  // np)) in one call of the tile loop (16 lanes: always one). The call also
+  // One tile: pixels [p0, p0 + np) of output blocks [ob0, ob0 + nb), and
+  // `count` such tiles one after another (pixels [p0, p0 + count * np)) in
+  // one call of the tile loop. The call also
   // prefetches pfn cache lines of the packed weights from float pf0 on (its
   // share of the next group's), pf_step of them per channel block.
   struct Tile {
@@ -95,8 +95,8 @@ class Conv1x1 {
     int64_t pf0;
   };
   // Appends the tiles of pixels [q0, q1): every group of output blocks (up
-  // to four, sizes balanced) over them in tiles of balanced sizes, with 8
-  // lanes in entries of up to `run` tiles.
+  // to four, sizes balanced) over them in tiles of balanced sizes, in
+  // entries of up to `run` tiles.
   void add_tiles(int64_t q0, int64_t q1, int64_t run, std::vector<Tile>* tiles) const;
   // Runs tile t; x, y and r (may be null) at the image's first pixel.
   void run_tile(const Tile& t, const float* x, int64_t xcs, float* y, int64_t ybs, const float* r) const;
