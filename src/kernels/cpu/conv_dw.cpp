@@ -69,109 +69,164 @@ struct RowArgs {
 };
 
 template <int KIND>
-__attribute__((target("avx512f"), always_inline)) inline void finish(const RowArgs& t, __m512 v, int64_t ow) {
-  if (t.r) v = _mm512_add_ps(v, _mm512_loadu_ps(t.r + 16 * ow));
+__attribute__((target("avx512f"), always_inline)) inline void finish(const RowArgs& t, __m512 v, float* y,
+                                                                     const float* r) {
+  if (r) v = _mm512_add_ps(v, _mm512_loadu_ps(r));
   v = _mm512_maskz_mov_ps(t.mask, act512::apply<KIND>(v, t.a, t.b));
-  _mm512_storeu_ps(t.y + 16 * ow, v);
+  _mm512_storeu_ps(y, v);
 }
 
-// Columns [ow0, ow0 + T). EDGE: some windows reach past the input's columns
-// (the row's border columns), and the columns outside read as zeros.
-template <int KIND, int K, int S, int D, int T, bool EDGE = false>
-__attribute__((target("avx512f"))) void tile(const RowArgs& t, int64_t ow0) {
-  __m512 acc[T];
-  const __m512 bv = _mm512_loadu_ps(t.bias);
-#pragma GCC unroll 8
-  for (int i = 0; i < T; ++i) acc[i] = bv;
+// Columns [ow0, ow0 + T) of R output rows: 1, or 2 whose windows lie inside
+// the input's rows (t.ih0 is the first's; stride 1, no dilation). EDGE: some
+// windows reach past the input's columns (the row's border columns), and
+// the columns outside read as zeros. Two rows: input row q serves output
+// row 0 at window row q and row 1 at q - 1, each of its vectors loaded
+// once for both, and twice the independent sums (a sum is a chain of K * K
+// dependent FMAs: eight chains of four-cycle FMAs barely keep two FMA
+// units busy). Zen 5, one thread, alone (3x3, 16 channels a block): 32
+// channels at 112x112 0.051 -> 0.043 ms, 144 at 56x56 0.059 -> 0.049, 192
+// at 28x28 0.024 -> 0.019; in MobileNetV2's fused blocks about 1%.
+// Input row q of a tile (see tile): its vectors loaded once, then every
+// tap that reads them (window row q of output row 0; with two rows, window
+// row q - 1 of row 1).
+template <int K, int S, int D, int T, bool EDGE, int R>
+__attribute__((target("avx512f"), always_inline)) inline void input_row(const RowArgs& t, int64_t ow0, int q,
+                                                                        __m512 (&acc)[R][T]) {
   constexpr int NX = (T - 1) * S + (K - 1) * D + 1;  // input columns the tile reads
-  for (int kh = t.kh0; kh < t.kh1; ++kh) {
-    const float* xr = t.x + (t.ih0 + kh * D - t.row0) * t.xrs + (ow0 * S - t.pl) * 16;
-    __m512 xv[NX];
+  const float* xr = t.x + (t.ih0 + q * D - t.row0) * t.xrs + (ow0 * S - t.pl) * 16;
+  __m512 xv[NX];
 #pragma GCC unroll 32
-    for (int i = 0; i < NX; ++i) {
-      if (EDGE) {
-        const int64_t iw = ow0 * S - t.pl + i;
-        // (A branch, not a masked load: masked loads ran 10-20% slower.)
-        xv[i] = iw >= 0 && iw < t.W ? _mm512_loadu_ps(xr + 16 * i) : _mm512_setzero_ps();
-      } else {
-        xv[i] = _mm512_loadu_ps(xr + 16 * i);
-      }
-      // Held in a register: without this GCC folds each load into the FMAs
-      // that read it, three loads of every vector instead of one.
-      __asm__("" : "+v"(xv[i]));
+  for (int i = 0; i < NX; ++i) {
+    if (EDGE) {
+      const int64_t iw = ow0 * S - t.pl + i;
+      // (A branch, not a masked load: masked loads ran 10-20% slower.)
+      xv[i] = iw >= 0 && iw < t.W ? _mm512_loadu_ps(xr + 16 * i) : _mm512_setzero_ps();
+    } else {
+      xv[i] = _mm512_loadu_ps(xr + 16 * i);
     }
-    const float* wk = t.w + kh * K * 16;
+    // Held in a register: without this GCC folds each load into the FMAs
+    // that read it, three loads of every vector instead of one.
+    __asm__("" : "+v"(xv[i]));
+  }
 #pragma GCC unroll 5
-    for (int kw = 0; kw < K; ++kw) {
-      const __m512 wv = _mm512_loadu_ps(wk + 16 * kw);
+  for (int kw = 0; kw < K; ++kw) {
+    if (R == 1 || q < K) {
+      const __m512 wv = _mm512_loadu_ps(t.w + (q * K + kw) * 16);
 #pragma GCC unroll 8
-      for (int i = 0; i < T; ++i) acc[i] = _mm512_fmadd_ps(xv[i * S + kw * D], wv, acc[i]);
+      for (int i = 0; i < T; ++i) acc[0][i] = _mm512_fmadd_ps(xv[i * S + kw * D], wv, acc[0][i]);
+    }
+    if (R == 2 && q > 0) {
+      const __m512 wv = _mm512_loadu_ps(t.w + ((q - 1) * K + kw) * 16);
+#pragma GCC unroll 8
+      for (int i = 0; i < T; ++i) acc[R - 1][i] = _mm512_fmadd_ps(xv[i + kw], wv, acc[R - 1][i]);
     }
   }
+}
+
+// Columns [ow0, ow0 + T) of R output rows: 1, or 2 whose windows lie inside
+// the input's rows (t.ih0 is the first's; stride 1, no dilation). EDGE: some
+// windows reach past the input's columns (the row's border columns), and
+// the columns outside read as zeros. Two rows: input row q serves output
+// row 0 at window row q and row 1 at q - 1, each of its vectors loaded
+// once for both, and twice the independent sums (a sum is a chain of K * K
+// dependent FMAs: eight chains of four-cycle FMAs barely keep two FMA
+// units busy). Zen 5, one thread, alone (3x3, 16 channels a block): 32
+// channels at 112x112 0.051 -> 0.043 ms, 144 at 56x56 0.059 -> 0.049, 192
+// at 28x28 0.024 -> 0.019; in MobileNetV2's fused blocks about 1%.
+template <int KIND, int K, int S, int D, int T, bool EDGE, int R>
+__attribute__((target("avx512f"))) void tile(const RowArgs& t, int64_t ow0) {
+  static_assert(R == 1 || (S == 1 && D == 1), "two rows at stride 1 only");
+  __m512 acc[R][T];
+  const __m512 bv = _mm512_loadu_ps(t.bias);
+#pragma GCC unroll 2
+  for (int j = 0; j < R; ++j)
 #pragma GCC unroll 8
-  for (int i = 0; i < T; ++i) finish<KIND>(t, acc[i], ow0 + i);
+    for (int i = 0; i < T; ++i) acc[j][i] = bv;
+  if constexpr (R == 1) {
+    for (int kh = t.kh0; kh < t.kh1; ++kh) input_row<K, S, D, T, EDGE, R>(t, ow0, kh, acc);
+  } else {
+#pragma GCC unroll 6
+    for (int q = 0; q <= K; ++q) input_row<K, S, D, T, EDGE, R>(t, ow0, q, acc);
+  }
+#pragma GCC unroll 2
+  for (int j = 0; j < R; ++j) {
+    float* y = t.y + j * t.yrs + 16 * ow0;
+    const float* r = t.r ? t.r + j * t.yrs + 16 * ow0 : nullptr;
+#pragma GCC unroll 8
+    for (int i = 0; i < T; ++i) finish<KIND>(t, acc[j][i], y + 16 * i, r ? r + 16 * i : nullptr);
+  }
 }
 
 // Columns [ow, ow + n), n <= kTile, in one tile.
-template <int KIND, int K, int S, int D, bool EDGE>
+template <int KIND, int K, int S, int D, bool EDGE, int R>
 __attribute__((target("avx512f"), always_inline)) inline void tile_of(const RowArgs& t, int64_t ow, int64_t n) {
   switch (n) {
-    case 8: tile<KIND, K, S, D, 8, EDGE>(t, ow); break;
-    case 7: tile<KIND, K, S, D, 7, EDGE>(t, ow); break;
-    case 6: tile<KIND, K, S, D, 6, EDGE>(t, ow); break;
-    case 5: tile<KIND, K, S, D, 5, EDGE>(t, ow); break;
-    case 4: tile<KIND, K, S, D, 4, EDGE>(t, ow); break;
-    case 3: tile<KIND, K, S, D, 3, EDGE>(t, ow); break;
-    case 2: tile<KIND, K, S, D, 2, EDGE>(t, ow); break;
-    case 1: tile<KIND, K, S, D, 1, EDGE>(t, ow); break;
+    case 8: tile<KIND, K, S, D, 8, EDGE, R>(t, ow); break;
+    case 7: tile<KIND, K, S, D, 7, EDGE, R>(t, ow); break;
+    case 6: tile<KIND, K, S, D, 6, EDGE, R>(t, ow); break;
+    case 5: tile<KIND, K, S, D, 5, EDGE, R>(t, ow); break;
+    case 4: tile<KIND, K, S, D, 4, EDGE, R>(t, ow); break;
+    case 3: tile<KIND, K, S, D, 3, EDGE, R>(t, ow); break;
+    case 2: tile<KIND, K, S, D, 2, EDGE, R>(t, ow); break;
+    case 1: tile<KIND, K, S, D, 1, EDGE, R>(t, ow); break;
     default: break;
   }
 }
 
 // Columns [ow, end) in tiles of up to kTile.
-template <int KIND, int K, int S, int D, bool EDGE>
+template <int KIND, int K, int S, int D, bool EDGE, int R>
 __attribute__((target("avx512f"), always_inline)) inline void tiles(const RowArgs& t, int64_t ow, int64_t end) {
-  for (; ow < end; ow += kTile) tile_of<KIND, K, S, D, EDGE>(t, ow, std::min<int64_t>(kTile, end - ow));
+  for (; ow < end; ow += kTile) tile_of<KIND, K, S, D, EDGE, R>(t, ow, std::min<int64_t>(kTile, end - ow));
 }
 
-// One output row; [lo, hi) are the interior columns (windows inside the
-// input's columns), the rest border columns, which take edge tiles rather
-// than a pixel at a time (a dilated 5x5 window on a 16-column image has 8
-// border columns of 16). Rows of up to two tiles go in tiles from column 0,
-// any with a border column an edge tile: 7x7 and 14x14 layers 12-24% faster
-// than the interior's tiles plus the border's, dilated 5x5 ones at 16x16
-// 40% faster than a pixel at a time. Longer rows: the border columns in
-// edge tiles of their own, the interior in plain ones (an edge tile costs
-// more than a plain one: 5% on a 64x64 5x5 layer of stride 2 when its first
-// and last tiles were edge tiles).
-template <int KIND, int V>
+// R output rows (see tile); [lo, hi) are the interior columns (windows
+// inside the input's columns), the rest border columns, which take edge
+// tiles rather than a pixel at a time (a dilated 5x5 window on a 16-column
+// image has 8 border columns of 16). Rows of up to two tiles go in tiles
+// from column 0, any with a border column an edge tile: 7x7 and 14x14
+// layers 12-24% faster than the interior's tiles plus the border's, dilated
+// 5x5 ones at 16x16 40% faster than a pixel at a time. Longer rows: the
+// border columns in edge tiles of their own, the interior in plain ones (an
+// edge tile costs more than a plain one: 5% on a 64x64 5x5 layer of stride
+// 2 when its first and last tiles were edge tiles).
+template <int KIND, int V, int R>
 __attribute__((target("avx512f"))) void row(const RowArgs& t, int64_t OW, int64_t lo, int64_t hi) {
   constexpr int K = kVariants[V][0], S = kVariants[V][1], D = kVariants[V][2];
   if (OW <= 2 * kTile) {
     for (int64_t ow = 0; ow < OW; ow += kTile) {
       const int64_t n = std::min<int64_t>(kTile, OW - ow);
-      if (ow < lo || ow + n > hi) tile_of<KIND, K, S, D, true>(t, ow, n);
-      else tile_of<KIND, K, S, D, false>(t, ow, n);
+      if (ow < lo || ow + n > hi) tile_of<KIND, K, S, D, true, R>(t, ow, n);
+      else tile_of<KIND, K, S, D, false, R>(t, ow, n);
     }
     return;
   }
-  tiles<KIND, K, S, D, true>(t, 0, lo);
-  tiles<KIND, K, S, D, false>(t, lo, hi);
-  tiles<KIND, K, S, D, true>(t, hi, OW);
+  tiles<KIND, K, S, D, true, R>(t, 0, lo);
+  tiles<KIND, K, S, D, false, R>(t, lo, hi);
+  tiles<KIND, K, S, D, true, R>(t, hi, OW);
 }
 
 using RowFn = void (*)(const RowArgs&, int64_t, int64_t, int64_t);
 
-template <int KIND, int... V>
+// Row loops of R rows for variant V (null where V has no two-row form).
+template <int KIND, int V, int R>
+constexpr RowFn row_fn() {
+  if constexpr (R == 1 || (kVariants[V][1] == 1 && kVariants[V][2] == 1)) return &row<KIND, V, R>;
+  return nullptr;
+}
+template <int KIND, int R, int... V>
 constexpr std::array<RowFn, kNumVariants> rows_for(std::integer_sequence<int, V...>) {
-  return {&row<KIND, V>...};
+  return {row_fn<KIND, V, R>()...};
 }
-// kRows[kind][variant]; kOther runs kNone's loops (the caller applies it after).
-template <int... KIND>
-constexpr std::array<std::array<RowFn, kNumVariants>, act512::kOther + 1> all_rows(std::integer_sequence<int, KIND...>) {
-  return {rows_for<KIND == act512::kOther ? act512::kNone : KIND>(std::make_integer_sequence<int, kNumVariants>{})...};
+// kRows[R - 1][kind][variant]; kOther runs kNone's loops (the caller applies it after).
+template <int R, int... KIND>
+constexpr std::array<std::array<RowFn, kNumVariants>, act512::kOther + 1> all_rows(
+    std::integer_sequence<int, KIND...>) {
+  constexpr auto variants = std::make_integer_sequence<int, kNumVariants>{};
+  return {rows_for<(KIND == act512::kOther ? act512::kNone : KIND), R>(variants)...};
 }
-const auto kRows = all_rows(std::make_integer_sequence<int, act512::kOther + 1>{});
+const std::array<std::array<RowFn, kNumVariants>, act512::kOther + 1> kRows[2] = {
+    all_rows<1>(std::make_integer_sequence<int, act512::kOther + 1>{}),
+    all_rows<2>(std::make_integer_sequence<int, act512::kOther + 1>{})};
 
 // The 8-lane form (AVX2 + FMA, 8-blocks), for the CPUs whose oneDNN kernels
 // take 8-blocks. Not the 16-lane tile's way (a window row's input vectors
@@ -416,18 +471,19 @@ void ConvDepthwise::run_rows(const float* x, int64_t row0, float* y, const float
   t.mask = static_cast<__mmask16>((1u << real) - 1);
   t.a = act_.alpha, t.b = act_.beta;
   t.yrs = OW_ * L_;
-  const auto& rows = L_ == 8 ? kRows8[0] : kRows;
+  const auto& rows = L_ == 8 ? kRows8 : kRows;
+  const bool two = L_ == 8 || (S_ == 1 && D_ == 1);  // a two-row form
   const int dshift = D_ == 2 ? 1 : 0;  // D is 1 or 2: a shift, not a division, on every row
   const int64_t span = (K_ - 1) * D_;  // the window's rows, less one
   for (int64_t oh = oh0; oh < oh1;) {
     t.ih0 = oh * S_ - pt_;
     t.y = y + (oh - oh0) * t.yrs, t.r = r ? r + (oh - oh0) * t.yrs : nullptr;
     int64_t n = 1;  // rows done by this call
-    if (L_ == 8 && oh + 1 < oh1 && t.ih0 >= 0 && t.ih0 + S_ + span <= H_ - 1) {
+    if (two && oh + 1 < oh1 && t.ih0 >= 0 && t.ih0 + S_ + span <= H_ - 1) {
       // Two rows whose windows lie inside the input's rows: one tile, twice
-      // the independent sums (see kTile8x2Max).
+      // the independent sums (see kTile8x2Max and tile()).
       t.plan = plan8x2_.data(), t.plan_n = static_cast<int64_t>(plan8x2_.size());
-      kRows8[1][static_cast<size_t>(kind_)][static_cast<size_t>(variant_)](t, OW_, ow_lo_, ow_hi_);
+      rows[1][static_cast<size_t>(kind_)][static_cast<size_t>(variant_)](t, OW_, ow_lo_, ow_hi_);
       n = 2;
     } else {
       // Window rows inside the input: 0 <= ih0 + kh * D <= H - 1.
@@ -436,7 +492,7 @@ void ConvDepthwise::run_rows(const float* x, int64_t row0, float* y, const float
       t.kh1 = top < 0 ? 0 : static_cast<int>(std::min<int64_t>(K_, (top >> dshift) + 1));
       t.kh1 = std::max(t.kh1, t.kh0);
       t.plan = plan8_.data(), t.plan_n = static_cast<int64_t>(plan8_.size());
-      rows[static_cast<size_t>(kind_)][static_cast<size_t>(variant_)](t, OW_, ow_lo_, ow_hi_);
+      rows[0][static_cast<size_t>(kind_)][static_cast<size_t>(variant_)](t, OW_, ow_lo_, ow_hi_);
     }
     // No vector form here: on the stored rows.
     if (kind_ == act512::kOther) act512::apply_stored(act_, t.y, OW_ * n, real, L_);
