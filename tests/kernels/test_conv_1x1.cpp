@@ -4,7 +4,8 @@
 // hold NaN (never read), Y in blocks whose padding channels must come out as zeros,
 // channel counts that leave partial blocks and groups, pixel counts that
 // leave partial tiles, batches, bias, a residual (also written over itself),
-// every activation, and weights taken from a PackCache as atc stores them.
+// every activation, weights taken from a PackCache as atc stores them, and
+// with 16 lanes both forms of a last block of 8 real channels.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -74,17 +75,23 @@ TEST(Conv1x1, MatchesReference) {
       {1, 16, 8, 5, 31, 8, false, false, false, "LeakyRelu"},  // 8 lanes: one block, 1 x 12 tiles
   };
   for_each_form(runs, [&](int64_t lanes) {
-    for (const Case& k : cases) {
-      SCOPED_TRACE(testing::Message() << "N" << k.N << " C" << k.C << " M" << k.M << " " << k.H << "x" << k.W << " xb"
-                                      << x_block(k, lanes) << " act '" << k.act << "'"
-                                      << (k.residual ? " residual" : "") << (k.in_place ? " in place" : ""));
-      const ConvData d = make_data(k);
-      auto e = Conv1x1::make(geom(k), d.w.data(), k.bias ? d.b.data() : nullptr, x_block(k, lanes), lanes,
-                             activation(k.act));
-      ASSERT_TRUE(e);
-      EXPECT_EQ(e->y_block(), lanes);
-      EXPECT_LT(check(k, d, *e, lanes), 1e-5);
+    // With 16 lanes, both forms of a last block with 8 real lanes (M % 16 == 8).
+    for (int half_form : lanes == 16 ? std::vector<int>{1, 2} : std::vector<int>{0}) {
+      Conv1x1::set_half_form_for_testing(half_form);
+      for (const Case& k : cases) {
+        SCOPED_TRACE(testing::Message() << "N" << k.N << " C" << k.C << " M" << k.M << " " << k.H << "x" << k.W << " xb"
+                                        << x_block(k, lanes) << " act '" << k.act << "'"
+                                        << (k.residual ? " residual" : "") << (k.in_place ? " in place" : "")
+                                        << " half form " << half_form);
+        const ConvData d = make_data(k);
+        auto e = Conv1x1::make(geom(k), d.w.data(), k.bias ? d.b.data() : nullptr, x_block(k, lanes), lanes,
+                               activation(k.act));
+        ASSERT_TRUE(e);
+        EXPECT_EQ(e->y_block(), lanes);
+        EXPECT_LT(check(k, d, *e, lanes), 1e-5);
+      }
     }
+    Conv1x1::set_half_form_for_testing(0);
   });
 }
 

@@ -60,8 +60,9 @@ void set_channel_block_for_testing(int64_t block);
 // Whether this machine runs a 16-float FMA at the rate of an 8-float one
 // (AVX-512 on full-width units: Intel, AMD Zen 5), measured once by a short
 // probe (about 0.1 ms); false without AVX-512 and where it is split into two
-// 256-bit halves (AMD Zen 4). Only Winograd's channel threshold depends on it
-// (conv_winograd.cpp).
+// 256-bit halves (AMD Zen 4). Winograd's channel threshold depends on it
+// (conv_winograd.cpp), and the pointwise loops' form of a half block
+// (conv_1x1.h).
 bool full_width_avx512();
 // Whether our convolution loops' 8-lane (AVX2) forms run (conv_1x1.h,
 // conv_dw.h): on a CPU with AVX2 and FMA whose block is 8 (AVX2 machines,

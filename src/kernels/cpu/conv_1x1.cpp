@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -92,21 +93,34 @@ __attribute__((target("avx512f"), always_inline)) inline void store_tile(const T
   }
 }
 
-// NB output blocks x NP pixels, X in XB-blocks. HALF: the last block has 8
-// real lanes (M % 16 == 8: MobileNet's 24-, 40- and 72-channel tensors):
-// its sums are kept in 8-lane registers, whose FMAs cost half a 16-lane
-// one where the CPU splits AVX-512 into two 256-bit halves (Zen 4) and no
-// more elsewhere. t.count such tiles one after another (see tile8_kernel).
-template <int XB, int NB, int NP, bool HALF>
+// v in both halves (AVX-512F's 4-double broadcast; AVX-512DQ's 8-float one
+// is the same instruction).
+__attribute__((target("avx512f"), always_inline)) inline __m512 twice(__m256 v) {
+  return _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(v)));
+}
+
+// NB output blocks x NP pixels, X in XB-blocks. HM (half mode) 0: every
+// block has 16 real lanes. Otherwise the last block has 8 (M % 16 == 8:
+// MobileNet's 24-, 40- and 72-channel tensors), and its sums are kept
+// either (HM 1) in 8-lane registers, whose FMAs cost half a 16-lane one
+// where the CPU splits AVX-512 into two 256-bit halves (Zen 4), or (HM 2)
+// two pixels' 8 lanes to a 16-lane register, the pixels' broadcasts
+// blended into one vector: where a 16-lane FMA costs what an 8-lane one
+// does (full-width AVX-512, Zen 5) half the FMAs for that block. t.count
+// such tiles one after another (see tile8_kernel).
+template <int XB, int NB, int NP, int HM>
 __attribute__((target("avx512f,avx512vl,fma"))) void tile_kernel(const TileArgs& args) {
-  constexpr int NF = HALF ? NB - 1 : NB;  // blocks of 16 lanes
+  constexpr bool HALF = HM != 0, PAIR = HM == 2;
+  constexpr int NF = HALF ? NB - 1 : NB;                    // blocks of 16 lanes
+  constexpr int NH = !HALF ? 1 : PAIR ? (NP + 1) / 2 : NP;  // registers of the half block's sums
   TileArgs t = args;
   const float* pf = t.pf;  // the next group's weights (see tile8_kernel)
   const float* const pf_end = pf + 16 * t.pfn;
   const int64_t pf_step = 16 * t.pf_step;
   for (int k = 0; k < args.count; ++k, t.x += NP * XB, t.y += NP * 16, t.r = t.r ? t.r + NP * 16 : nullptr) {
     __m512 acc[NB][NP];
-    __m256 acch[HALF ? NP : 1];
+    __m256 acch[PAIR ? 1 : NH];
+    __m512 accp[PAIR ? NH : 1];
 #pragma GCC unroll 4
     for (int j = 0; j < NF; ++j) {
       const __m512 bv = _mm512_loadu_ps(t.bias + 16 * j);
@@ -116,7 +130,12 @@ __attribute__((target("avx512f,avx512vl,fma"))) void tile_kernel(const TileArgs&
     if (HALF) {
       const __m256 bh = _mm256_loadu_ps(t.bias + 16 * NF);
 #pragma GCC unroll 16
-      for (int i = 0; i < NP; ++i) acch[i] = bh;
+      for (int i = 0; i < NH; ++i) {
+        if (PAIR)
+          accp[i] = twice(bh);
+        else
+          acch[i] = bh;
+      }
     }
     for (int64_t c0 = 0; c0 < t.C; c0 += XB) {
       const float* xc = t.x + (c0 / XB) * t.xcs;
@@ -135,18 +154,34 @@ __attribute__((target("avx512f,avx512vl,fma"))) void tile_kernel(const TileArgs&
 #pragma GCC unroll 4
         for (int j = 0; j < NF; ++j) wv[j] = _mm512_load_ps(wc + j * t.wbs + ci * 16);
         const __m256 wh = HALF ? _mm256_load_ps(wc + NF * t.wbs + ci * 16) : _mm256_setzero_ps();
+        const __m512 wp = PAIR ? twice(wh) : _mm512_setzero_ps();
+        __m512 xprev = _mm512_setzero_ps();
 #pragma GCC unroll 16
         for (int i = 0; i < NP; ++i) {
           const __m512 xv = _mm512_set1_ps(xc[i * XB + ci]);
 #pragma GCC unroll 4
           for (int j = 0; j < NF; ++j) acc[j][i] = _mm512_fmadd_ps(xv, wv[j], acc[j][i]);
-          if (HALF) acch[i] = _mm256_fmadd_ps(_mm512_castps512_ps256(xv), wh, acch[i]);
+          if (HM == 1) acch[i] = _mm256_fmadd_ps(_mm512_castps512_ps256(xv), wh, acch[i]);
+          if (PAIR) {
+            // Pixel i - 1 in the low lanes, i in the high ones; a last odd
+            // pixel alone (its high lanes unused).
+            if (i % 2 == 1)
+              accp[i / 2] = _mm512_fmadd_ps(_mm512_mask_blend_ps(0xff00, xprev, xv), wp, accp[i / 2]);
+            else if (i == NP - 1)
+              accp[i / 2] = _mm512_fmadd_ps(xv, wp, accp[i / 2]);
+            xprev = xv;
+          }
         }
       }
     }
-    if (HALF)  // the upper lanes are masked to zeros when stored (t.last is this block)
+    // The half block's upper lanes are masked to zeros when stored (t.last is this block).
+    if (HM == 1)
 #pragma GCC unroll 16
       for (int i = 0; i < NP; ++i) acc[NF][i] = _mm512_castps256_ps512(acch[i]);
+    if (PAIR)
+#pragma GCC unroll 16
+      for (int i = 0; i < NP; ++i)
+        acc[NF][i] = i % 2 == 0 ? accp[i / 2] : _mm512_shuffle_f32x4(accp[i / 2], accp[i / 2], 0xee);
     store_tile<NB, NP>(t, acc);
   }
 }
@@ -154,8 +189,8 @@ __attribute__((target("avx512f,avx512vl,fma"))) void tile_kernel(const TileArgs&
 using TileFn = void (*)(const TileArgs&);
 using TileTable = std::array<std::array<TileFn, 17>, 5>;
 
-// kTiles[xb == 16][half][nb][np]: every tile shape run() may meet.
-template <int XB, int NB, bool HALF, int... NP>
+// kTiles[xb == 16][half mode][nb][np]: every tile shape run() may meet.
+template <int XB, int NB, int HALF, int... NP>
 constexpr std::array<TileFn, 17> row(std::integer_sequence<int, NP...>) {
   std::array<TileFn, 17> r{};
   ((r[NP + 1] = NP + 1 <= kTilePixels[NB] ? &tile_kernel<XB, NB, (NP + 1 <= kTilePixels[NB] ? NP + 1 : 1), HALF>
@@ -163,13 +198,14 @@ constexpr std::array<TileFn, 17> row(std::integer_sequence<int, NP...>) {
    ...);
   return r;
 }
-template <int XB, bool HALF>
+template <int XB, int HALF>
 constexpr TileTable table() {
   const auto s = std::make_integer_sequence<int, 16>{};
   return {std::array<TileFn, 17>{}, row<XB, 1, HALF>(s), row<XB, 2, HALF>(s), row<XB, 3, HALF>(s),
           row<XB, 4, HALF>(s)};
 }
-const TileTable kTiles[2][2] = {{table<8, false>(), table<8, true>()}, {table<16, false>(), table<16, true>()}};
+const TileTable kTiles[2][3] = {{table<8, 0>(), table<8, 1>(), table<8, 2>()},
+                                 {table<16, 0>(), table<16, 1>(), table<16, 2>()}};
 
 // The 8-lane form (AVX2 + FMA; X and Y in 8-blocks), for the CPUs whose
 // oneDNN kernels take 8-blocks: the same tile as tile_kernel (per input
@@ -268,6 +304,8 @@ const TileTable8 kTiles8[kOther + 1] = {table8<kNone>(), table8<kRelu>(),       
                                         table8<kNone>()};
 #endif  // OPENACL_CONV1X1_AVX512
 
+std::atomic<int> g_half_form{0};  // set_half_form_for_testing
+
 bool enabled() {
   static const bool on = [] {
     const char* e = std::getenv("OPENACL_CONV_1X1");
@@ -277,6 +315,8 @@ bool enabled() {
 }
 
 }  // namespace
+
+void Conv1x1::set_half_form_for_testing(int form) { g_half_form.store(form, std::memory_order_relaxed); }
 
 bool Conv1x1::applies(const WindowGeom& g, int64_t xb, int64_t yb) {
 #ifdef OPENACL_CONV1X1_AVX512
@@ -326,7 +366,14 @@ std::shared_ptr<const Conv1x1> Conv1x1::setup(int64_t N, int64_t C, int64_t M, i
   k->act_ = act;
   k->kind_ = act512::kind_of(act);
 #ifdef OPENACL_CONV1X1_AVX512
-  k->half_ = L == 16 && M % 16 == 8 && __builtin_cpu_supports("avx512vl");
+  if (L == 16 && M % 16 == 8 && __builtin_cpu_supports("avx512vl")) {
+    // Pairs where a 16-lane FMA costs what an 8-lane one does: alone, one
+    // thread, Zen 5: 144 -> 24 channels at 56x56 0.118 -> 0.092 ms (73 ->
+    // 94% of the peak), 240 -> 40 at 28x28 0.073 -> 0.062, 480 -> 72 at
+    // 14x14 0.060 -> 0.055.
+    const int forced = g_half_form.load(std::memory_order_relaxed);
+    k->half_ = forced ? forced : full_width_avx512() ? 2 : 1;
+  }
 #endif
 
   // Tiles: pixel ranges whose X fits kRangeBytes, each range's tiles together.
@@ -387,8 +434,8 @@ void Conv1x1::run_tile(const Tile& t, const float* x, int64_t xcs, float* y, int
   if (L_ == 8) {
     kTiles8[kind_][static_cast<size_t>(t.nb)][static_cast<size_t>(t.np)](a);
   } else {
-    // The last group's last block in 8-lane registers (half_).
-    const bool half = half_ && t.ob0 + t.nb == Mb_;
+    // The last group's last block has 8 real lanes (half_).
+    const int half = t.ob0 + t.nb == Mb_ ? half_ : 0;
     kTiles[xb_ == 16][half][static_cast<size_t>(t.nb)][static_cast<size_t>(t.np)](a);
   }
   if (kind_ == act512::kOther)  // an activation without a vector form here: on the stored tile(s)

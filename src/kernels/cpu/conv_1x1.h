@@ -21,7 +21,8 @@
 // broadcast per pixel. Where M % 16 == 8 on AVX-512 the last block's sums
 // take 8-lane registers (half the FMA cost where AVX-512 runs as two 256-bit
 // halves: MobileNetV2's two 24-channel projections 0.705 -> 0.689 and 0.605
-// -> 0.563 ms with their blocks, Zen 4). Tiles run pixel range by pixel range (a range's X stays in the L2
+// -> 0.563 ms with their blocks, Zen 4); where AVX-512 runs on full-width
+// units (Zen 5) two pixels' 8 lanes share a 16-lane register instead. Tiles run pixel range by pixel range (a range's X stays in the L2
 // cache while every group reads it), spread over the compute threads.
 // A group's tiles also prefetch the next group's weights into L2, a share
 // per tile: where the pixels are few and the weights large (MobileNetV2's
@@ -74,6 +75,12 @@ class Conv1x1 {
   // a fused block (conv_irb.h).
   void run_span(const float* x, int64_t xcs, float* y, int64_t ybs, const float* residual, int64_t np) const;
 
+  // Tests only: the form of a last block with 8 real lanes (M % 16 == 8,
+  // 16 lanes) in kernels made afterwards: 1 its sums in 8-lane registers, 2
+  // two pixels' to a 16-lane register, 0 the machine's choice (2 where
+  // full_width_avx512(), blocked_layout.h).
+  static void set_half_form_for_testing(int form);
+
   int64_t in_channels() const { return C_; }
   int64_t out_channels() const { return M_; }
   int64_t x_block() const { return xb_; }
@@ -107,7 +114,7 @@ class Conv1x1 {
   std::vector<float> bias_;        // [Mb * L], zeros past M and without a bias
   Activation act_;
   int kind_ = 0;  // act512::Kind of act_
-  bool half_ = false;  // M % 16 == 8 on AVX-512VL: the last block's sums in 8-lane registers
+  int half_ = 0;  // M % 16 == 8 on AVX-512VL: the last block's form (tile_kernel's HM: 1 or 2)
   std::vector<Tile> tiles_;  // one image's, in run order
   int64_t range_ = 0;        // pixels per range (X within kRangeBytes)
   int64_t grain_ = 1;        // tiles per parallel chunk, at least
