@@ -85,57 +85,80 @@ __attribute__((target("avx512f"), always_inline)) inline void finish(const RowAr
 // dependent FMAs: eight chains of four-cycle FMAs barely keep two FMA
 // units busy). Zen 5, one thread, alone (3x3, 16 channels a block): 32
 // channels at 112x112 0.051 -> 0.043 ms, 144 at 56x56 0.059 -> 0.049, 192
-// at 28x28 0.024 -> 0.019; in MobileNetV2's fused blocks about 1%.
-// Input row q of a tile (see tile): its vectors loaded once, then every
-// tap that reads them (window row q of output row 0; with two rows, window
-// row q - 1 of row 1).
+// at 28x28 0.024 -> 0.019; in MobileNetV2's fused blocks about 1%. At
+// stride 2: 144 channels 56x56 -> 28x28 0.026 -> 0.024 ms, MobileNetV2's
+// 16 -> 96 block at 112x112 0.285-0.290 -> 0.275-0.278 ms.
+// Input vector c of a tile's row: held in a register, or read from xr.
+template <bool HOLD, int N>
+__attribute__((target("avx512f"), always_inline)) inline __m512 x_at(const __m512 (&xv)[N], const float* xr, int c) {
+  if constexpr (HOLD) return xv[c];
+  return _mm512_loadu_ps(xr + 16 * c);
+}
+
+// Input row q of a tile (see tile): every tap that reads it (window row q
+// of output row 0; with two rows, window row q - S of row 1). At stride 1
+// (or with one row) its vectors are loaded once into registers; at stride 2
+// two rows' sums and the 17 vectors of eight columns would not fit the 32
+// registers, and each FMA reads its vector from L1.
 template <int K, int S, int D, int T, bool EDGE, int R>
 __attribute__((target("avx512f"), always_inline)) inline void input_row(const RowArgs& t, int64_t ow0, int q,
                                                                         __m512 (&acc)[R][T]) {
   constexpr int NX = (T - 1) * S + (K - 1) * D + 1;  // input columns the tile reads
+  constexpr bool HOLD = R == 1 || S == 1;
   const float* xr = t.x + (t.ih0 + q * D - t.row0) * t.xrs + (ow0 * S - t.pl) * 16;
-  __m512 xv[NX];
+  __m512 xv[HOLD ? NX : 1];
+  alignas(64) float buf[EDGE && !HOLD ? NX * 16 : 16];
+  if (HOLD) {
 #pragma GCC unroll 32
-  for (int i = 0; i < NX; ++i) {
-    if (EDGE) {
-      const int64_t iw = ow0 * S - t.pl + i;
-      // (A branch, not a masked load: masked loads ran 10-20% slower.)
-      xv[i] = iw >= 0 && iw < t.W ? _mm512_loadu_ps(xr + 16 * i) : _mm512_setzero_ps();
-    } else {
-      xv[i] = _mm512_loadu_ps(xr + 16 * i);
+    for (int i = 0; i < NX; ++i) {
+      if (EDGE) {
+        const int64_t iw = ow0 * S - t.pl + i;
+        // (A branch, not a masked load: masked loads ran 10-20% slower.)
+        xv[i] = iw >= 0 && iw < t.W ? _mm512_loadu_ps(xr + 16 * i) : _mm512_setzero_ps();
+      } else {
+        xv[i] = _mm512_loadu_ps(xr + 16 * i);
+      }
+      // Held in a register: without this GCC folds each load into the FMAs
+      // that read it, three loads of every vector instead of one.
+      __asm__("" : "+v"(xv[i]));
     }
-    // Held in a register: without this GCC folds each load into the FMAs
-    // that read it, three loads of every vector instead of one.
-    __asm__("" : "+v"(xv[i]));
+  } else if (EDGE) {  // the row with zeros for the columns outside, in a buffer the FMAs read
+    for (int i = 0; i < NX; ++i) {
+      const int64_t iw = ow0 * S - t.pl + i;
+      _mm512_store_ps(buf + 16 * i, iw >= 0 && iw < t.W ? _mm512_loadu_ps(xr + 16 * i) : _mm512_setzero_ps());
+    }
+    xr = buf;
   }
 #pragma GCC unroll 5
   for (int kw = 0; kw < K; ++kw) {
     if (R == 1 || q < K) {
       const __m512 wv = _mm512_loadu_ps(t.w + (q * K + kw) * 16);
 #pragma GCC unroll 8
-      for (int i = 0; i < T; ++i) acc[0][i] = _mm512_fmadd_ps(xv[i * S + kw * D], wv, acc[0][i]);
+      for (int i = 0; i < T; ++i) acc[0][i] = _mm512_fmadd_ps(x_at<HOLD>(xv, xr, i * S + kw * D), wv, acc[0][i]);
     }
-    if (R == 2 && q > 0) {
-      const __m512 wv = _mm512_loadu_ps(t.w + ((q - 1) * K + kw) * 16);
+    if (R == 2 && q >= S) {
+      const __m512 wv = _mm512_loadu_ps(t.w + ((q - S) * K + kw) * 16);
 #pragma GCC unroll 8
-      for (int i = 0; i < T; ++i) acc[R - 1][i] = _mm512_fmadd_ps(xv[i + kw], wv, acc[R - 1][i]);
+      for (int i = 0; i < T; ++i) acc[R - 1][i] = _mm512_fmadd_ps(x_at<HOLD>(xv, xr, i * S + kw), wv, acc[R - 1][i]);
     }
   }
 }
 
 // Columns [ow0, ow0 + T) of R output rows: 1, or 2 whose windows lie inside
-// the input's rows (t.ih0 is the first's; stride 1, no dilation). EDGE: some
-// windows reach past the input's columns (the row's border columns), and
-// the columns outside read as zeros. Two rows: input row q serves output
-// row 0 at window row q and row 1 at q - 1, each of its vectors loaded
-// once for both, and twice the independent sums (a sum is a chain of K * K
-// dependent FMAs: eight chains of four-cycle FMAs barely keep two FMA
-// units busy). Zen 5, one thread, alone (3x3, 16 channels a block): 32
+// the input's rows (t.ih0 is the first's; no dilation). EDGE: some windows
+// reach past the input's columns (the row's border columns), and the
+// columns outside read as zeros. Two rows: input row q serves output row 0
+// at window row q and row 1 at q - S (at stride 1 each of its vectors
+// loaded once for both), and twice the independent sums (a sum is a chain
+// of K * K dependent FMAs: eight chains of four-cycle FMAs barely keep two
+// FMA units busy). Zen 5, one thread, alone (3x3, 16 channels a block): 32
 // channels at 112x112 0.051 -> 0.043 ms, 144 at 56x56 0.059 -> 0.049, 192
-// at 28x28 0.024 -> 0.019; in MobileNetV2's fused blocks about 1%.
+// at 28x28 0.024 -> 0.019; in MobileNetV2's fused blocks about 1%. At
+// stride 2: 144 channels 56x56 -> 28x28 0.026 -> 0.024 ms, MobileNetV2's
+// 16 -> 96 block at 112x112 0.285-0.290 -> 0.275-0.278 ms.
 template <int KIND, int K, int S, int D, int T, bool EDGE, int R>
 __attribute__((target("avx512f"))) void tile(const RowArgs& t, int64_t ow0) {
-  static_assert(R == 1 || (S == 1 && D == 1), "two rows at stride 1 only");
+  static_assert(R == 1 || D == 1, "two rows without dilation only");
   __m512 acc[R][T];
   const __m512 bv = _mm512_loadu_ps(t.bias);
 #pragma GCC unroll 2
@@ -145,8 +168,8 @@ __attribute__((target("avx512f"))) void tile(const RowArgs& t, int64_t ow0) {
   if constexpr (R == 1) {
     for (int kh = t.kh0; kh < t.kh1; ++kh) input_row<K, S, D, T, EDGE, R>(t, ow0, kh, acc);
   } else {
-#pragma GCC unroll 6
-    for (int q = 0; q <= K; ++q) input_row<K, S, D, T, EDGE, R>(t, ow0, q, acc);
+#pragma GCC unroll 7
+    for (int q = 0; q < K + S; ++q) input_row<K, S, D, T, EDGE, R>(t, ow0, q, acc);
   }
 #pragma GCC unroll 2
   for (int j = 0; j < R; ++j) {
@@ -210,7 +233,7 @@ using RowFn = void (*)(const RowArgs&, int64_t, int64_t, int64_t);
 // Row loops of R rows for variant V (null where V has no two-row form).
 template <int KIND, int V, int R>
 constexpr RowFn row_fn() {
-  if constexpr (R == 1 || (kVariants[V][1] == 1 && kVariants[V][2] == 1)) return &row<KIND, V, R>;
+  if constexpr (R == 1 || kVariants[V][2] == 1) return &row<KIND, V, R>;
   return nullptr;
 }
 template <int KIND, int R, int... V>
@@ -472,7 +495,7 @@ void ConvDepthwise::run_rows(const float* x, int64_t row0, float* y, const float
   t.a = act_.alpha, t.b = act_.beta;
   t.yrs = OW_ * L_;
   const auto& rows = L_ == 8 ? kRows8 : kRows;
-  const bool two = L_ == 8 || (S_ == 1 && D_ == 1);  // a two-row form
+  const bool two = L_ == 8 || D_ == 1;  // a two-row form
   const int dshift = D_ == 2 ? 1 : 0;  // D is 1 or 2: a shift, not a division, on every row
   const int64_t span = (K_ - 1) * D_;  // the window's rows, less one
   for (int64_t oh = oh0; oh < oh1;) {

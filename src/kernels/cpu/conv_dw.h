@@ -20,9 +20,10 @@
 // tiles of eight (16 lanes) or three to six (8 lanes: AVX2's 16 registers
 // hold the tile's sums and a window row's input vectors): per
 // window row, the input vectors the tile needs are loaded once into
-// registers and every tap of that row is applied from them; at stride 1
-// without dilation two output rows share a tile where their windows lie
-// inside the input's rows (twice the independent sums). The border
+// registers and every tap of that row is applied from them; without
+// dilation two output rows share a tile where their windows lie inside the
+// input's rows (twice the independent sums; at stride 2 each FMA reads its
+// input vector from L1). The border
 // columns take the same tiles with the vectors past the input's edge set to
 // zero instead of loaded; border rows clip the window.
 #pragma once
