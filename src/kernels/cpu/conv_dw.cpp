@@ -230,27 +230,6 @@ __attribute__((target("avx512f"))) void row(const RowArgs& t, int64_t OW, int64_
 
 using RowFn = void (*)(const RowArgs&, int64_t, int64_t, int64_t);
 
-// Row loops of R rows for variant V (null where V has no two-row form).
-template <int KIND, int V, int R>
-constexpr RowFn row_fn() {
-  if constexpr (R == 1 || kVariants[V][2] == 1) return &row<KIND, V, R>;
-  return nullptr;
-}
-template <int KIND, int R, int... V>
-constexpr std::array<RowFn, kNumVariants> rows_for(std::integer_sequence<int, V...>) {
-  return {row_fn<KIND, V, R>()...};
-}
-// kRows[R - 1][kind][variant]; kOther runs kNone's loops (the caller applies it after).
-template <int R, int... KIND>
-constexpr std::array<std::array<RowFn, kNumVariants>, act512::kOther + 1> all_rows(
-    std::integer_sequence<int, KIND...>) {
-  constexpr auto variants = std::make_integer_sequence<int, kNumVariants>{};
-  return {rows_for<(KIND == act512::kOther ? act512::kNone : KIND), R>(variants)...};
-}
-const std::array<std::array<RowFn, kNumVariants>, act512::kOther + 1> kRows[2] = {
-    all_rows<1>(std::make_integer_sequence<int, act512::kOther + 1>{}),
-    all_rows<2>(std::make_integer_sequence<int, act512::kOther + 1>{})};
-
 // The 8-lane form (AVX2 + FMA, 8-blocks), for the CPUs whose oneDNN kernels
 // take 8-blocks. Not the 16-lane tile's way (a window row's input vectors
 // held in registers): AVX2's 16 registers then leave room for 4-6 columns,
@@ -387,20 +366,38 @@ __attribute__((target("avx2,fma"))) void row8(const RowArgs& t, int64_t, int64_t
   }
 }
 
-template <int KIND, int R, int... V>
-constexpr std::array<RowFn, kNumVariants> rows8_for(std::integer_sequence<int, V...>) {
-  return {&row8<KIND, V, R>...};
+// The row loops by form: kRows[R - 1][kind][variant] (16 lanes; null where
+// a variant has no two-row form), kRows8 the same for 8 lanes; kOther runs
+// kNone's loops (the caller applies it after).
+struct Rows16 {
+  template <int KIND, int V, int R>
+  static constexpr RowFn get() {
+    if constexpr (R == 1 || kVariants[V][2] == 1) return &row<KIND, V, R>;
+    return nullptr;
+  }
+};
+struct Rows8 {
+  template <int KIND, int V, int R>
+  static constexpr RowFn get() {
+    return &row8<KIND, V, R>;
+  }
+};
+using RowTable = std::array<std::array<RowFn, kNumVariants>, act512::kOther + 1>;
+template <class F, int R, int KIND, int... V>
+constexpr std::array<RowFn, kNumVariants> rows_for(std::integer_sequence<int, V...>) {
+  return {F::template get<KIND, V, R>()...};
 }
-template <int R, int... KIND>
-constexpr std::array<std::array<RowFn, kNumVariants>, act512::kOther + 1> all_rows8(
-    std::integer_sequence<int, KIND...>) {
+template <class F, int R, int... KIND>
+constexpr RowTable all_rows(std::integer_sequence<int, KIND...>) {
   constexpr auto variants = std::make_integer_sequence<int, kNumVariants>{};
-  return {rows8_for<(KIND == act512::kOther ? act512::kNone : KIND), R>(variants)...};
+  return {rows_for<F, R, (KIND == act512::kOther ? act512::kNone : KIND)>(variants)...};
 }
-// kRows8[R - 1][kind][variant]: one row, or two.
-const std::array<std::array<RowFn, kNumVariants>, act512::kOther + 1> kRows8[2] = {
-    all_rows8<1>(std::make_integer_sequence<int, act512::kOther + 1>{}),
-    all_rows8<2>(std::make_integer_sequence<int, act512::kOther + 1>{})};
+template <class F>
+constexpr std::array<RowTable, 2> row_tables() {
+  constexpr auto kinds = std::make_integer_sequence<int, act512::kOther + 1>{};
+  return {all_rows<F, 1>(kinds), all_rows<F, 2>(kinds)};
+}
+const std::array<RowTable, 2> kRows = row_tables<Rows16>(), kRows8 = row_tables<Rows8>();
 #endif  // OPENACL_ACT512
 
 }  // namespace
