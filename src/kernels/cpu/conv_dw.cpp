@@ -76,18 +76,6 @@ __attribute__((target("avx512f"), always_inline)) inline void finish(const RowAr
   _mm512_storeu_ps(y, v);
 }
 
-// Columns [ow0, ow0 + T) of R output rows: 1, or 2 whose windows lie inside
-// the input's rows (t.ih0 is the first's; stride 1, no dilation). EDGE: some
-// windows reach past the input's columns (the row's border columns), and
-// the columns outside read as zeros. Two rows: input row q serves output
-// row 0 at window row q and row 1 at q - 1, each of its vectors loaded
-// once for both, and twice the independent sums (a sum is a chain of K * K
-// dependent FMAs: eight chains of four-cycle FMAs barely keep two FMA
-// units busy). Zen 5, one thread, alone (3x3, 16 channels a block): 32
-// channels at 112x112 0.051 -> 0.043 ms, 144 at 56x56 0.059 -> 0.049, 192
-// at 28x28 0.024 -> 0.019; in MobileNetV2's fused blocks about 1%. At
-// stride 2: 144 channels 56x56 -> 28x28 0.026 -> 0.024 ms, MobileNetV2's
-// 16 -> 96 block at 112x112 0.285-0.290 -> 0.275-0.278 ms.
 // Input vector c of a tile's row: held in a register, or read from xr.
 template <bool HOLD, int N>
 __attribute__((target("avx512f"), always_inline)) inline __m512 x_at(const __m512 (&xv)[N], const float* xr, int c) {
