@@ -75,8 +75,9 @@ TEST(Conv1x1, MatchesReference) {
       {1, 16, 8, 5, 31, 8, false, false, false, "LeakyRelu"},  // 8 lanes: one block, 1 x 12 tiles
   };
   for_each_form(runs, [&](int64_t lanes) {
-    // With 16 lanes, both forms of a last block with 8 real lanes (M % 16 == 8).
-    for (int half_form : lanes == 16 ? std::vector<int>{1, 2} : std::vector<int>{0}) {
+    // With 16 lanes, both forms of a last block with 8 real lanes (M % 16 ==
+    // 8); a form out of range (7, -1) is the machine's choice.
+    for (int half_form : lanes == 16 ? std::vector<int>{1, 2, 7, -1} : std::vector<int>{0}) {
       Conv1x1::set_half_form_for_testing(half_form);
       for (const Case& k : cases) {
         SCOPED_TRACE(testing::Message() << "N" << k.N << " C" << k.C << " M" << k.M << " " << k.H << "x" << k.W << " xb"

@@ -61,6 +61,24 @@ struct TileArgs {
   int64_t pf_step = 0;        // this many per channel block
 };
 
+// A tile loop's share of the next group's weights, prefetched into L2 a
+// step per channel block: spread over the channel blocks of all the group's
+// tiles, so that its first tile does not wait for them (where the weights
+// are large and the pixels few, they come from memory).
+class WeightPrefetch {
+ public:
+  explicit WeightPrefetch(const TileArgs& t) : p_(t.pf), end_(t.pf + 16 * t.pfn), step_(16 * t.pf_step) {}
+  __attribute__((always_inline)) void next() {
+    for (const float* e = std::min(end_, p_ + step_); p_ < e; p_ += 16)
+      _mm_prefetch(reinterpret_cast<const char*>(p_), _MM_HINT_T1);
+  }
+
+ private:
+  const float* p_;
+  const float* const end_;
+  const int64_t step_;
+};
+
 using namespace act512;
 
 // acc (+ the residual), activated (KIND: a constant, so the switch folds), into Y.
@@ -114,9 +132,7 @@ __attribute__((target("avx512f,avx512vl,fma"))) void tile_kernel(const TileArgs&
   constexpr int NF = HALF ? NB - 1 : NB;                    // blocks of 16 lanes
   constexpr int NH = !HALF ? 1 : PAIR ? (NP + 1) / 2 : NP;  // registers of the half block's sums
   TileArgs t = args;
-  const float* pf = t.pf;  // the next group's weights (see tile8_kernel)
-  const float* const pf_end = pf + 16 * t.pfn;
-  const int64_t pf_step = 16 * t.pf_step;
+  WeightPrefetch pf(t);
   for (int k = 0; k < args.count; ++k, t.x += NP * XB, t.y += NP * 16, t.r = t.r ? t.r + NP * 16 : nullptr) {
     __m512 acc[NB][NP];
     __m256 acch[PAIR ? 1 : NH];
@@ -147,8 +163,7 @@ __attribute__((target("avx512f,avx512vl,fma"))) void tile_kernel(const TileArgs&
       // batch 8 (960 -> 128 channels at 16x16: 88 -> 106 GFLOP/s).
 #pragma GCC unroll 16
       for (int i = 0; i < NP * XB; i += 16) _mm_prefetch(reinterpret_cast<const char*>(xc + NP * XB + i), _MM_HINT_T0);
-      for (const float* e = std::min(pf_end, pf + pf_step); pf < e; pf += 16)
-        _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T1);
+      pf.next();
       for (int64_t ci = 0; ci < cn; ++ci) {
         __m512 wv[NB];
 #pragma GCC unroll 4
@@ -252,12 +267,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void step8(const float
 template <int KIND, int NB, int NP>
 __attribute__((target("avx2,fma"))) void tile8_kernel(const TileArgs& args) {
   TileArgs t = args;
-  // The next group's weights, spread over the channel blocks of all the
-  // tiles (its first tile would otherwise wait for them: where the weights
-  // are large and the pixels few, they come from memory).
-  const float* pf = t.pf;
-  const float* const pf_end = pf + 16 * t.pfn;
-  const int64_t pf_step = 16 * t.pf_step;
+  WeightPrefetch pf(t);
   for (int k = 0; k < args.count; ++k, t.x += NP * 8, t.y += NP * 8, t.r = t.r ? t.r + NP * 8 : nullptr) {
     __m256 acc[NB][NP];
 #pragma GCC unroll 4
@@ -272,8 +282,7 @@ __attribute__((target("avx2,fma"))) void tile8_kernel(const TileArgs& args) {
       // The next tile's X in this channel block (see tile_kernel).
 #pragma GCC unroll 16
       for (int i = 0; i < NP * 8; i += 16) _mm_prefetch(reinterpret_cast<const char*>(xc + NP * 8 + i), _MM_HINT_T0);
-      for (const float* e = std::min(pf_end, pf + pf_step); pf < e; pf += 16)
-        _mm_prefetch(reinterpret_cast<const char*>(pf), _MM_HINT_T1);
+      pf.next();
       // Not unrolled: unrolled, GCC ran short of registers and folded the
       // weight loads into the FMAs, each weight vector loaded four times.
       const int64_t cn = std::min<int64_t>(8, t.C - c0);
@@ -316,7 +325,10 @@ bool enabled() {
 
 }  // namespace
 
-void Conv1x1::set_half_form_for_testing(int form) { g_half_form.store(form, std::memory_order_relaxed); }
+void Conv1x1::set_half_form_for_testing(int form) {
+  // Anything but 1 or 2 is the machine's choice (the form indexes kTiles).
+  g_half_form.store(form == 1 || form == 2 ? form : 0, std::memory_order_relaxed);
+}
 
 bool Conv1x1::applies(const WindowGeom& g, int64_t xb, int64_t yb) {
 #ifdef OPENACL_CONV1X1_AVX512

@@ -78,7 +78,7 @@ class Conv1x1 {
   // Tests only: the form of a last block with 8 real lanes (M % 16 == 8,
   // 16 lanes) in kernels made afterwards: 1 its sums in 8-lane registers, 2
   // two pixels' to a 16-lane register, 0 the machine's choice (2 where
-  // full_width_avx512(), blocked_layout.h).
+  // full_width_avx512(), blocked_layout.h); any other value means 0.
   static void set_half_form_for_testing(int form);
 
   int64_t in_channels() const { return C_; }
