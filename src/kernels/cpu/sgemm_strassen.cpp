@@ -10,9 +10,9 @@
 #include "kernels/cpu/act512.h"
 #include "kernels/cpu/cpu_common.h"
 #include "kernels/cpu/fused_activation.h"
-#include "kernels/cpu/gelu_avx2.h"
+#include "kernels/cpu/gelu512.h"
 
-#if defined(OPENACL_ACT512) && defined(OPENACL_GELU_AVX2)
+#if defined(OPENACL_ACT512) && defined(OPENACL_GELU512)
 #define OPENACL_STRASSEN_AVX512 1
 #endif
 
@@ -212,7 +212,7 @@ struct Job {
   float *c, *sums;
   const Activation* act;
   int kind;   // act512::Kind of act
-  bool gelu;  // act is Gelu (kOther: gelu_avx2.h on the stored rows)
+  bool gelu;  // act is Gelu (kOther: gelu512.h on the stored rows)
 };
 
 // Task `task`: row block task / groups x column group task % groups, all
@@ -271,7 +271,7 @@ void run_task(const Job& j, int64_t task) {
             for (int64_t i = 0; i < tb - ta; ++i) {
               float* row = t.d[q].c + i * N;
               if (j.gelu)
-                gelu_avx2(row, nb * 16);
+                gelu_avx512(row, nb * 16);
               else
                 j.act->apply_range(row, 0, nb * 16);
             }

@@ -71,7 +71,7 @@ const char* recipe();
 
 // C = act(A x B + bias + res); A row-major with `lda`, C and res with N
 // floats per row. bias (N values) and res may be nullptr; res may be C
-// itself (not A); act nullptr or empty for none (Gelu by gelu_avx2.h, the
+// itself (not A); act nullptr or empty for none (Gelu by gelu512.h, the
 // others by act512 or Activation::apply_range). Runs on the compute
 // threads. Returns false, touching nothing, where !supported() or !fits().
 bool run(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* packed, const float* bias,
