@@ -1,7 +1,7 @@
 // Attention's float32 fast path (no cache, no causal or window limits, an
-// additive float mask or none): on AVX2 machines without AVX-512 its own
-// tiles (6 query rows x 16 keys, K^T and V packed per head), elsewhere
-// oneDNN's sgemm. Shapes are chosen around the tiles' edges (rows past a
+// additive float mask or none): its own tiles (6 query rows x 16 keys on
+// AVX2 machines without AVX-512, 6 x up to 64 on AVX-512; K^T and V packed
+// per head), elsewhere (and with OPENACL_ATTENTION_TILES=0) oneDNN's sgemm. Shapes are chosen around the tiles' edges (rows past a
 // multiple of 6, keys past 8 and 16, head sizes 8 and 16 wide, d's past 8)
 // and checked against a double-precision reference through the public op.
 #include <cmath>
@@ -127,6 +127,12 @@ TEST(AttentionFast, TileEdgesMatchReference) {
       {1, 1, 1, 130, 5, 3, 8, Mask::kNone, false},             // fewer keys than a vector, d < 8
       {1, 2, 1, 1, 1, 8, 40, Mask::kPerKey, true},             // one query, one key
       {3, 1, 1, 6, 16, 64, 8, Mask::kPerBatch, false},         // exactly one tile, one panel
+      // The 16-lane tiles' edges (V 16 to 80 wide: one to four panels and a
+      // fifth; keys in one to four panels at once and more)
+      {1, 2, 2, 11, 65, 7, 80, Mask::kPerKey, false},
+      {2, 2, 1, 6, 48, 32, 48, Mask::kFull, true},
+      {1, 1, 1, 3, 100, 64, 32, Mask::kNone, false},
+      {1, 3, 3, 20, 16, 5, 16, Mask::kPerBatch, true},
   };
   for (const Shape& s : shapes) {
     const std::string name = "B" + std::to_string(s.batch) + " H" + std::to_string(s.hq) + "/" +
