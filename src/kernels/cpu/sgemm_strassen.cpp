@@ -243,7 +243,11 @@ void run_task(const Job& j, int64_t g) {
     // one panel per tile, into L2 while this product runs: B's combinations
     // come from memory, and the hardware prefetcher starts late on each new
     // group (128 x 768 x 3072 with B from memory, one thread: oneDNN's time
-    // over ours 1.02-1.08 without, 1.09-1.13 with).
+    // over ours 1.02-1.08 without, 1.09-1.13 with). By the product's last
+    // tiles, not its first: fetched early, they left L2 again under the
+    // stream of A's rows before the next product read them, and its first
+    // tile ran 1.5-1.9x as long as the others (Zen 5; BERT-base one thread
+    // 87.3-88.4 -> 85.6-85.9 ms).
     const float* next = nullptr;
     int64_t next_nb = 0;
     if (pi < 6) {
@@ -253,7 +257,8 @@ void run_task(const Job& j, int64_t g) {
       next = j.packed + q0 * K2 * 16, next_nb = (g2 + 1) * j.panels / j.groups - q0;
     }
     for (int64_t ti = 0; ti < nt; ++ti) {
-      t.pf = next && ti < next_nb ? next + ti * K2 * 16 : nullptr;
+      const int64_t f = ti - (nt - next_nb);  // the panel this tile prefetches
+      t.pf = next && f >= 0 ? next + f * K2 * 16 : nullptr;
       const int64_t ta = r0 + ti * (r1 - r0) / nt, tb = r0 + (ti + 1) * (r1 - r0) / nt;
       t.a = abase + ta * t.lda;
       for (int q = 0; q < P.nq; ++q) {
