@@ -1,8 +1,8 @@
-// The one-level Strassen GEMM (kernels/cpu/sgemm_strassen.h) against a
-// double reference: row counts around its tiles and row blocks, odd panel
-// groups, B stored both ways, with and without the bias, the residual (also
-// in place) and each kind of activation (Gelu's own code, a vector one, and
-// one applied from the stored rows).
+// The one-level Strassen GEMM (kernels/cpu/sgemm_strassen.h) and its plain
+// form against a double reference: row counts around its tiles and row
+// blocks, odd panel groups, B stored both ways, with and without the bias,
+// the residual (also in place) and each kind of activation (Gelu's own
+// code, a vector one, and one applied from the stored rows).
 #include <cmath>
 #include <random>
 
@@ -26,11 +26,41 @@ void expect_near(const std::vector<float>& got, const std::vector<double>& want,
     ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << what << " at " << i;
 }
 
+struct Case {
+  int64_t M, K, N;
+};
+using RunFn = bool (*)(int64_t, int64_t, int64_t, const float*, int64_t, const float*, const float*, const float*,
+                       float*, const kernels::cpu::Activation*);
+
+// One GEMM form (run or run_plain) over its packed B: without an epilogue,
+// then with each kind of it.
+void expect_epilogues(const Case& t, const std::vector<float>& a, const std::vector<float>& b,
+                      const std::vector<float>& bias, const std::vector<float>& res, const std::vector<float>& packed,
+                      RunFn run, const std::string& what) {
+  std::vector<float> c(t.M * t.N, 42.f);
+  ASSERT_TRUE(run(t.M, t.N, t.K, a.data(), t.K, packed.data(), nullptr, nullptr, c.data(), nullptr));
+  expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, nullptr, nullptr, ""), t.K, what);
+  kernels::cpu::Activation relu{"Relu", 0.f, 0.f};
+  run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), res.data(), c.data(), &relu);
+  expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), res.data(), "Relu"), t.K,
+              what + " bias+res+Relu");
+  // The residual in place (the output over it), HardSwish.
+  kernels::cpu::Activation hswish{"HardSwish", 0.f, 0.f};
+  c = res;
+  run(t.M, t.N, t.K, a.data(), t.K, packed.data(), nullptr, c.data(), c.data(), &hswish);
+  expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, nullptr, res.data(), "HardSwish"), t.K,
+              what + " res in place+HardSwish");
+  kernels::cpu::Activation gelu{"Gelu", 0.f, 0.f};
+  run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), nullptr, c.data(), &gelu);
+  expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), nullptr, "Gelu"), t.K, what + " bias+Gelu");
+  kernels::cpu::Activation tanh_act{"Tanh", 0.f, 0.f};
+  run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), res.data(), c.data(), &tanh_act);
+  expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), res.data(), "Tanh"), t.K,
+              what + " bias+res+Tanh");
+}
+
 TEST(SgemmStrassen, MatchesReference) {
   if (!ss::supported()) GTEST_SKIP() << "no AVX-512F on this CPU (or OPENACL_STRASSEN=0)";
-  struct Case {
-    int64_t M, K, N;
-  };
   // M/2 around the 6-row tiles and (with K/2 = 2080: 63 rows per 512 KiB) two row blocks;
   // N/32 panels of 16 in groups of 4, 3 and 2.
   const Case cases[] = {{2, 2, 32}, {14, 10, 96}, {26, 64, 160}, {128, 96, 224}, {140, 4160, 64}, {64, 300, 352}};
@@ -41,30 +71,32 @@ TEST(SgemmStrassen, MatchesReference) {
     const std::vector<float> bias = random_floats(t.N, seed++), res = random_floats(t.M * t.N, seed++);
     for (bool transposed : {false, true}) {
       const std::vector<float> packed = packed_b(b, t.K, t.N, ss::packed_floats(t.K, t.N), transposed, ss::pack);
-      const std::string what = gemm_case_name(t.M, t.K, t.N, transposed);
-      std::vector<float> c(t.M * t.N, 42.f);
-      ASSERT_TRUE(ss::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), nullptr, nullptr, c.data(), nullptr));
-      expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, nullptr, nullptr, ""), t.K, what);
-      kernels::cpu::Activation relu{"Relu", 0.f, 0.f};
-      ss::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), res.data(), c.data(), &relu);
-      expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), res.data(), "Relu"), t.K,
-                  what + " bias+res+Relu");
-      // The residual in place (the output over it), HardSwish.
-      kernels::cpu::Activation hswish{"HardSwish", 0.f, 0.f};
-      c = res;
-      ss::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), nullptr, c.data(), c.data(), &hswish);
-      expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, nullptr, res.data(), "HardSwish"), t.K,
-                  what + " res in place+HardSwish");
-      kernels::cpu::Activation gelu{"Gelu", 0.f, 0.f};
-      ss::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), nullptr, c.data(), &gelu);
-      expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), nullptr, "Gelu"), t.K,
-                  what + " bias+Gelu");
-      kernels::cpu::Activation tanh_act{"Tanh", 0.f, 0.f};
-      ss::run(t.M, t.N, t.K, a.data(), t.K, packed.data(), bias.data(), res.data(), c.data(), &tanh_act);
-      expect_near(c, gemm_reference(t.M, t.K, t.N, a, b, t.N, 1, bias.data(), res.data(), "Tanh"), t.K,
-                  what + " bias+res+Tanh");
+      expect_epilogues(t, a, b, bias, res, packed, ss::run, gemm_case_name(t.M, t.K, t.N, transposed));
     }
   }
+}
+
+// The plain form: rows around the 6-row tiles (and one, and a row block of
+// 512 KiB: 170 rows at K = 770), K odd and even, N in groups of 1 to 4
+// 16-column panels and more.
+TEST(SgemmStrassen, PlainFormMatchesReference) {
+  if (!ss::plain_supported()) GTEST_SKIP() << "no AVX-512F on this CPU (or OPENACL_GEMM512=0)";
+  const Case cases[] = {{1, 1, 16}, {5, 3, 32}, {6, 17, 48}, {7, 64, 64}, {13, 9, 80}, {64, 96, 272}, {200, 770, 96}};
+  uint32_t seed = 101;
+  for (const Case& t : cases) {
+    const std::vector<float> a = random_floats(t.M * t.K, seed++), b = random_floats(t.K * t.N, seed++);
+    const std::vector<float> bias = random_floats(t.N, seed++), res = random_floats(t.M * t.N, seed++);
+    for (bool transposed : {false, true}) {
+      const std::vector<float> packed = packed_b(b, t.K, t.N, ss::plain_floats(t.K, t.N), transposed, ss::pack_plain);
+      expect_epilogues(t, a, b, bias, res, packed, ss::run_plain, "plain " + gemm_case_name(t.M, t.K, t.N, transposed));
+    }
+  }
+  EXPECT_TRUE(ss::plain_pays(128, 768, 2304));  // BERT's QKV at batch 1
+  EXPECT_FALSE(ss::plain_pays(16, 768, 768));   // too few rows
+  EXPECT_FALSE(ss::plain_pays(128, 768, 40));   // N not a multiple of 16
+  std::vector<float> a(64, 1.f), packed(64, 1.f), c(64, 7.f);
+  EXPECT_FALSE(ss::run_plain(2, 24, 2, a.data(), 2, packed.data(), nullptr, nullptr, c.data(), nullptr));
+  for (float v : c) ASSERT_EQ(v, 7.f);
 }
 
 TEST(SgemmStrassen, FitsAndRefusals) {
@@ -82,12 +114,9 @@ TEST(SgemmStrassen, FitsAndRefusals) {
   for (float v : c) ASSERT_EQ(v, 7.f);
 }
 
-// MatMul with a constant B large enough for Strassen (rows = batch x M = 64,
-// K x N = 2^21) and the epilogue the graph pass fuses: the result a user
-// sees, whichever GEMM this machine takes (oneDNN's without AVX-512).
-TEST(SgemmStrassen, MatMulWithFusedEpilogue) {
-  const int64_t batch = 2, M = 32, K = 1024, N = 2048;
-  ASSERT_TRUE(ss::pays(batch * M, K, N));
+// A float32 MatMul of [batch, M, K] x a constant [K, N] with a fused bias,
+// residual and Gelu, through the op.
+void expect_matmul_epilogue(int64_t batch, int64_t M, int64_t K, int64_t N) {
   const std::vector<float> a = random_floats(batch * M * K, 21), b = random_floats(K * N, 22);
   const std::vector<float> bias = random_floats(N, 23), res = random_floats(batch * M * N, 24);
   OpSpec spec;
@@ -102,6 +131,22 @@ TEST(SgemmStrassen, MatMulWithFusedEpilogue) {
   EXPECT_EQ(r.outputs[0]->dims, (std::vector<int64_t>{batch, M, N}));
   expect_near(values<float>(r.outputs[0]), gemm_reference(batch * M, K, N, a, b, N, 1, bias.data(), res.data(), "Gelu"),
               K, "MatMul + bias + residual + Gelu");
+}
+
+// MatMul with a constant B large enough for Strassen (rows = batch x M = 64,
+// K x N = 2^21), and one for the plain form (48 rows, N = 80), with the
+// epilogue the graph pass fuses: the result a user sees, whichever GEMM
+// this machine takes (oneDNN's without AVX-512).
+TEST(SgemmStrassen, MatMulWithFusedEpilogue) {
+  struct Shape {
+    int64_t batch, M, K, N;
+  };
+  for (const Shape& sh : {Shape{2, 32, 1024, 2048}, Shape{3, 16, 200, 80}}) {
+    SCOPED_TRACE(std::to_string(sh.K) + "x" + std::to_string(sh.N));
+    expect_matmul_epilogue(sh.batch, sh.M, sh.K, sh.N);
+  }
+  EXPECT_TRUE(ss::pays(2 * 32, 1024, 2048));
+  EXPECT_FALSE(ss::pays(3 * 16, 200, 80));
 }
 
 }  // namespace

@@ -248,9 +248,9 @@ class MatMulKernel final : public Kernel {
 #endif
 
   // A constant 2-D B packed once for a GEMM of our own (from atc's blob when
-  // the .om has one): on AVX-512, the Strassen GEMM where it pays
-  // (sgemm_strassen.h); on an AVX2 machine without AVX-512, sgemm_packed.
-  // False when neither applies (oneDNN's matmul is built instead).
+  // the .om has one): on AVX-512, the Strassen GEMM where it pays, else its
+  // plain form (sgemm_strassen.h); on an AVX2 machine without AVX-512,
+  // sgemm_packed. False when none applies (oneDNN's matmul is built instead).
   bool build_packed(const MatmulShape& s, const std::vector<int64_t>& a_dims, const float* b, PackCache* packs) {
     int64_t rows = s.M;
     for (int64_t d : s.batch) rows *= d;
@@ -258,14 +258,19 @@ class MatMulKernel final : public Kernel {
     size_t bytes = 0;
     std::string recipe;
     if (sgemm_strassen::supported() && sgemm_strassen::pays(rows, s.K, s.N)) {
-      strassen_ = true;
+      form_ = Form::kStrassen;
       bytes = sgemm_strassen::packed_floats(s.K, s.N) * sizeof(float);
       recipe = sgemm_strassen::recipe();
+    } else if (sgemm_strassen::plain_pays(rows, s.K, s.N)) {
+      form_ = Form::kPlain512;
+      bytes = sgemm_strassen::plain_floats(s.K, s.N) * sizeof(float);
+      recipe = sgemm_strassen::plain_recipe();
     } else {
       static const char* const kActs[] = {"", "Relu", "LeakyRelu", "Clip", "Gelu"};  // cheap per block
       if (!sgemm_packed::prefer() || !sgemm_packed::fits(rows, s.K, s.N) ||
           std::find(std::begin(kActs), std::end(kActs), act_.op) == std::end(kActs))
         return false;
+      form_ = Form::kPacked;
       bytes = sgemm_packed::packed_floats(s.K, s.N) * sizeof(float);
       recipe = sgemm_packed::recipe();
     }
@@ -274,13 +279,16 @@ class MatMulKernel final : public Kernel {
     if (!blob) {
       PageBuffer buf = alloc_pages(bytes);
       if (!buf) {
-        strassen_ = false;
+        form_ = Form::kNone;
         return false;
       }
-      if (strassen_)
-        sgemm_strassen::pack(b, s.K, s.N, s.N, 1, static_cast<float*>(buf.get()));
+      float* out = static_cast<float*>(buf.get());
+      if (form_ == Form::kStrassen)
+        sgemm_strassen::pack(b, s.K, s.N, s.N, 1, out);
+      else if (form_ == Form::kPlain512)
+        sgemm_strassen::pack_plain(b, s.K, s.N, s.N, 1, out);
       else
-        sgemm_packed::pack(b, s.K, s.N, s.N, 1, static_cast<float*>(buf.get()));
+        sgemm_packed::pack(b, s.K, s.N, s.N, 1, out);
       std::shared_ptr<const void> keep(buf.release(), PageFree());
       if (packs) packs->record(b, recipe, keep.get(), bytes, keep);
       blob = std::move(keep);
@@ -313,16 +321,21 @@ class MatMulKernel final : public Kernel {
     OPENACL_RETURN_IF_ERROR(epilogue_inputs(ctx, s, *y, &bias, &res));
     const int64_t rows = y->elements() / s.N;
     const float* pb = static_cast<const float*>(packed_b_.get());
-    const bool ran = strassen_
-                         ? sgemm_strassen::run(rows, s.N, s.K, a.as<float>(), s.K, pb, bias, res, y->as<float>(), &act_)
-                         : sgemm_packed::run(rows, s.N, s.K, a.as<float>(), s.K, pb, bias, res, y->as<float>(), &act_);
+    const float* ap = a.as<float>();
+    float* yp = y->as<float>();
+    const bool ran =
+        form_ == Form::kStrassen   ? sgemm_strassen::run(rows, s.N, s.K, ap, s.K, pb, bias, res, yp, &act_)
+        : form_ == Form::kPlain512 ? sgemm_strassen::run_plain(rows, s.N, s.K, ap, s.K, pb, bias, res, yp, &act_)
+                                   : sgemm_packed::run(rows, s.N, s.K, ap, s.K, pb, bias, res, yp, &act_);
     if (!ran)
       return ctx.fail("packed GEMM of %lld x %lld x %lld not runnable here (internal error)",
                       static_cast<long long>(rows), static_cast<long long>(s.K), static_cast<long long>(s.N));
     return Status::Ok();
   }
   std::shared_ptr<const void> packed_b_;
-  bool strassen_ = false;  // packed_b_ is sgemm_strassen's (else sgemm_packed's)
+  // Whose packed_b_ is: sgemm_strassen's (Strassen's algorithm or its plain
+  // form) or sgemm_packed's.
+  enum class Form { kNone, kStrassen, kPlain512, kPacked } form_ = Form::kNone;
   std::vector<int64_t> packed_a_dims_;
 
   // y = act(a x b + bias + residual) for a MatMul with a fused epilogue

@@ -54,6 +54,10 @@ constexpr Product kProducts[7] = {
     {4, 1, {{0, 1.f, false, true}, {}}},                       // P7 = (A12 - A22)(B21 + B22)
 };
 
+// The plain form's one product (run_plain): C = A x B, A in place, B
+// whole, C written once.
+constexpr Product kPlain[1] = {{5, 1, {{0, 1.f, true, true}, {}}}};
+
 bool enabled() {
   static const bool on = [] {
     const char* e = std::getenv("OPENACL_STRASSEN");
@@ -216,6 +220,8 @@ struct Job {
   const Activation* act;
   int kind;   // act512::Kind of act
   bool gelu;  // act is Gelu (kOther: gelu512.h on the stored rows)
+  const Product* products;  // kProducts, or kPlain (M2, K2, N2 then M, K, N)
+  int nprod;
 };
 
 // Column group g of the row block [j.r0, j.r1), all seven products.
@@ -225,8 +231,8 @@ void run_task(const Job& j, int64_t g) {
   const int64_t r0 = j.r0, r1 = j.r1;
   const int64_t p0 = g * j.panels / j.groups, nb = (g + 1) * j.panels / j.groups - p0;
   const int64_t nt = (r1 - r0 + kTileRows[nb] - 1) / kTileRows[nb];
-  for (int pi = 0; pi < 7; ++pi) {
-    const Product& P = kProducts[pi];
+  for (int pi = 0; pi < j.nprod; ++pi) {
+    const Product& P = j.products[pi];
     TileArgs t;
     if (P.a < 5)
       t.a = j.sums + static_cast<size_t>(P.a) * static_cast<size_t>((r1 - r0) * K2) - r0 * K2, t.lda = K2;
@@ -250,7 +256,7 @@ void run_task(const Job& j, int64_t g) {
     // 87.3-88.4 -> 85.6-85.9 ms).
     const float* next = nullptr;
     int64_t next_nb = 0;
-    if (pi < 6) {
+    if (pi + 1 < j.nprod) {
       next = t.w + static_cast<size_t>(K2 * N2), next_nb = nb;
     } else if (g + 1 < j.groups) {
       const int64_t g2 = g + 1, q0 = g2 * j.panels / j.groups;
@@ -337,6 +343,7 @@ bool run(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const flo
   j.a = a, j.lda = lda, j.packed = packed, j.bias = bias, j.res = res, j.c = c, j.act = act;
   j.kind = act ? act512::kind_of(*act) : act512::kNone;
   j.gelu = j.kind == act512::kOther && act->op == "Gelu";
+  j.products = kProducts, j.nprod = 7;
   // Row blocks (A's operand rows within kBlockBytes; sizes balanced and a
   // multiple of the 6-row tiles), one after another: A's sums of the block,
   // then its column groups (up to four panels, sizes balanced) over the
@@ -353,6 +360,66 @@ bool run(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const flo
     parallel_for(j.r1 - j.r0, std::max<int64_t>(1, 4096 / j.K2), [&](int64_t lo, int64_t hi) {
       make_sums(a, lda, j.M2, j.K2, j.r0 + lo, j.r0 + hi, j.r0, j.r1 - j.r0, j.sums);
     });
+    parallel_for(j.groups, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t g = lo; g < hi; ++g) run_task(j, g);
+    });
+  }
+  return true;
+#else
+  (void)a, (void)lda, (void)packed, (void)bias, (void)res, (void)c, (void)act;
+  return false;
+#endif
+}
+
+bool plain_supported() {
+#ifdef OPENACL_STRASSEN_AVX512
+  static const bool on = [] {
+    const char* e = std::getenv("OPENACL_GEMM512");
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+           !(e && std::string(e) == "0");
+  }();
+  return on;
+#else
+  return false;
+#endif
+}
+
+bool plain_pays(int64_t M, int64_t K, int64_t N) {
+  const int64_t most = int64_t{1} << 30;
+  return plain_supported() && N >= 16 && N % 16 == 0 && M >= kMinPlainRows && K >= 16 && M <= most && K <= most &&
+         N <= most;
+}
+
+size_t plain_floats(int64_t K, int64_t N) { return static_cast<size_t>(K) * static_cast<size_t>(N); }
+
+const char* plain_recipe() { return "openacl gemm512 v1 [N/16][K][16]"; }
+
+void pack_plain(const float* b, int64_t K, int64_t N, int64_t stride_k, int64_t stride_n, float* out) {
+  parallel_for(N / 16, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t p = lo; p < hi; ++p)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t l = 0; l < 16; ++l) out[(p * K + k) * 16 + l] = b[k * stride_k + (p * 16 + l) * stride_n];
+  });
+}
+
+bool run_plain(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* packed, const float* bias,
+               const float* res, float* c, const Activation* act) {
+  if (!plain_supported() || M < 1 || K < 1 || N < 16 || N % 16 != 0) return false;
+#ifdef OPENACL_STRASSEN_AVX512
+  Job j;
+  j.M2 = M, j.K2 = K, j.N2 = N, j.N = N, j.panels = N / 16;
+  j.a = a, j.lda = lda, j.packed = packed, j.bias = bias, j.res = res, j.c = c, j.act = act;
+  j.kind = act ? act512::kind_of(*act) : act512::kNone;
+  j.gelu = j.kind == act512::kOther && act->op == "Gelu";
+  j.products = kPlain, j.nprod = 1;
+  j.sums = nullptr;
+  // Row blocks as run()'s (A's rows within kBlockBytes), no sums.
+  const int64_t most = std::max<int64_t>(6, kBlockBytes / (K * static_cast<int64_t>(sizeof(float))));
+  const int64_t blocks = (M + most - 1) / most;
+  const int64_t step = ((M + blocks - 1) / blocks + 5) / 6 * 6;
+  j.groups = (j.panels + 3) / 4;
+  for (j.r0 = 0; j.r0 < M; j.r0 = j.r1) {
+    j.r1 = std::min(M, j.r0 + step);
     parallel_for(j.groups, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t g = lo; g < hi; ++g) run_task(j, g);
     });

@@ -77,4 +77,30 @@ const char* recipe();
 bool run(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* packed, const float* bias,
          const float* res, float* c, const Activation* act);
 
+// The same tiles without Strassen's algorithm: one product, A read in
+// place, B packed whole into [N/16][K][16] (its 16-column panels of K rows,
+// plain_floats() floats), C written once. For constant weights where
+// Strassen's algorithm does not pay or would cost memory (BERT's QKV and
+// output projections): in the model oneDNN's GEMM ran them 6-9% slower
+// (B comes from memory; these tiles prefetch the next group's panels), and
+// alone, B in cache, the two are even (92-94% of the peak, Zen 5).
+//
+// Whether this CPU runs it: AVX-512F, and OPENACL_GEMM512 not 0 in the
+// environment (0 sends these GEMMs back to oneDNN, for comparisons).
+bool plain_supported();
+// Whether it should run an M x K x N GEMM: plain_supported(), N a multiple
+// of 16, at least kMinPlainRows rows and K at least 16 (B in cache, one
+// thread: 8 or 16 x 768 x 768 oneDNN's as fast or a little faster, 0.041
+// against 0.042 ms; 32 rows 0.145 ms here against 0.154).
+inline constexpr int64_t kMinPlainRows = 32;
+bool plain_pays(int64_t M, int64_t K, int64_t N);
+size_t plain_floats(int64_t K, int64_t N);
+// Packs B as pack() does, into plain_floats(K, N) floats.
+void pack_plain(const float* b, int64_t K, int64_t N, int64_t stride_k, int64_t stride_n, float* out);
+const char* plain_recipe();
+// run() for the plain form: the same arguments and contract; false,
+// touching nothing, where !plain_supported() or N % 16 != 0.
+bool run_plain(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* packed, const float* bias,
+               const float* res, float* c, const Activation* act);
+
 }  // namespace openacl::kernels::cpu::sgemm_strassen
