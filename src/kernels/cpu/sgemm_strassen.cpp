@@ -290,6 +290,43 @@ void run_task(const Job& j, int64_t g) {
     }
   }
 }
+// Row blocks (A's operand rows within kBlockBytes; sizes balanced and a
+// multiple of the 6-row tiles), one after another: with `sums`, A's sums of
+// the block (made just before its products read them, while in cache: at
+// batch 8 BERT's sums of the whole A, 15.7 MB for 3072 -> 768, had gone to
+// memory and back, and the scratch holds one block's), then the block's
+// column groups (up to four panels, sizes balanced) over the threads.
+void run_blocks(Job& j, bool sums) {
+  const int64_t most = std::max<int64_t>(6, kBlockBytes / (j.K2 * static_cast<int64_t>(sizeof(float))));
+  const int64_t blocks = (j.M2 + most - 1) / most;
+  const int64_t step = ((j.M2 + blocks - 1) / blocks + 5) / 6 * 6;
+  j.groups = (j.panels + 3) / 4;
+  j.sums = sums ? static_cast<float*>(scratch(static_cast<size_t>(5 * std::min(step, j.M2) * j.K2) * sizeof(float)))
+               : nullptr;
+  for (j.r0 = 0; j.r0 < j.M2; j.r0 = j.r1) {
+    j.r1 = std::min(j.M2, j.r0 + step);
+    if (sums)
+      parallel_for(j.r1 - j.r0, std::max<int64_t>(1, 4096 / j.K2), [&](int64_t lo, int64_t hi) {
+        make_sums(j.a, j.lda, j.M2, j.K2, j.r0 + lo, j.r0 + hi, j.r0, j.r1 - j.r0, j.sums);
+      });
+    parallel_for(j.groups, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t g = lo; g < hi; ++g) run_task(j, g);
+    });
+  }
+}
+
+// run() (strassen) or run_plain(), their arguments checked.
+void run_form(bool strassen, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const float* packed,
+              const float* bias, const float* res, float* c, const Activation* act) {
+  Job j;
+  const int64_t d = strassen ? 2 : 1;  // Strassen's products are of halves
+  j.M2 = M / d, j.K2 = K / d, j.N2 = N / d, j.N = N, j.panels = j.N2 / 16;
+  j.a = a, j.lda = lda, j.packed = packed, j.bias = bias, j.res = res, j.c = c, j.act = act;
+  j.kind = act ? act512::kind_of(*act) : act512::kNone;
+  j.gelu = j.kind == act512::kOther && act->op == "Gelu";
+  j.products = strassen ? kProducts : kPlain, j.nprod = strassen ? 7 : 1;
+  run_blocks(j, strassen);
+}
 #endif  // OPENACL_STRASSEN_AVX512
 
 }  // namespace
@@ -338,32 +375,7 @@ bool run(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, const flo
          const float* res, float* c, const Activation* act) {
   if (!supported() || !fits(M, K, N)) return false;
 #ifdef OPENACL_STRASSEN_AVX512
-  Job j;
-  j.M2 = M / 2, j.K2 = K / 2, j.N2 = N / 2, j.N = N, j.panels = j.N2 / 16;
-  j.a = a, j.lda = lda, j.packed = packed, j.bias = bias, j.res = res, j.c = c, j.act = act;
-  j.kind = act ? act512::kind_of(*act) : act512::kNone;
-  j.gelu = j.kind == act512::kOther && act->op == "Gelu";
-  j.products = kProducts, j.nprod = 7;
-  // Row blocks (A's operand rows within kBlockBytes; sizes balanced and a
-  // multiple of the 6-row tiles), one after another: A's sums of the block,
-  // then its column groups (up to four panels, sizes balanced) over the
-  // threads. Each block's sums are made just before its products read them
-  // (while in cache) and the scratch holds one block's (BERT-base at batch
-  // 8, 512 x 1536 halves: 2.2 MB instead of 15.7).
-  const int64_t most = std::max<int64_t>(6, kBlockBytes / (j.K2 * static_cast<int64_t>(sizeof(float))));
-  const int64_t blocks = (j.M2 + most - 1) / most;
-  const int64_t step = ((j.M2 + blocks - 1) / blocks + 5) / 6 * 6;
-  j.groups = (j.panels + 3) / 4;
-  j.sums = static_cast<float*>(scratch(static_cast<size_t>(5 * std::min(step, j.M2) * j.K2) * sizeof(float)));
-  for (j.r0 = 0; j.r0 < j.M2; j.r0 = j.r1) {
-    j.r1 = std::min(j.M2, j.r0 + step);
-    parallel_for(j.r1 - j.r0, std::max<int64_t>(1, 4096 / j.K2), [&](int64_t lo, int64_t hi) {
-      make_sums(a, lda, j.M2, j.K2, j.r0 + lo, j.r0 + hi, j.r0, j.r1 - j.r0, j.sums);
-    });
-    parallel_for(j.groups, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t g = lo; g < hi; ++g) run_task(j, g);
-    });
-  }
+  run_form(true, M, N, K, a, lda, packed, bias, res, c, act);
   return true;
 #else
   (void)a, (void)lda, (void)packed, (void)bias, (void)res, (void)c, (void)act;
@@ -406,24 +418,7 @@ bool run_plain(int64_t M, int64_t N, int64_t K, const float* a, int64_t lda, con
                const float* res, float* c, const Activation* act) {
   if (!plain_supported() || M < 1 || K < 1 || N < 16 || N % 16 != 0) return false;
 #ifdef OPENACL_STRASSEN_AVX512
-  Job j;
-  j.M2 = M, j.K2 = K, j.N2 = N, j.N = N, j.panels = N / 16;
-  j.a = a, j.lda = lda, j.packed = packed, j.bias = bias, j.res = res, j.c = c, j.act = act;
-  j.kind = act ? act512::kind_of(*act) : act512::kNone;
-  j.gelu = j.kind == act512::kOther && act->op == "Gelu";
-  j.products = kPlain, j.nprod = 1;
-  j.sums = nullptr;
-  // Row blocks as run()'s (A's rows within kBlockBytes), no sums.
-  const int64_t most = std::max<int64_t>(6, kBlockBytes / (K * static_cast<int64_t>(sizeof(float))));
-  const int64_t blocks = (M + most - 1) / most;
-  const int64_t step = ((M + blocks - 1) / blocks + 5) / 6 * 6;
-  j.groups = (j.panels + 3) / 4;
-  for (j.r0 = 0; j.r0 < M; j.r0 = j.r1) {
-    j.r1 = std::min(M, j.r0 + step);
-    parallel_for(j.groups, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t g = lo; g < hi; ++g) run_task(j, g);
-    });
-  }
+  run_form(false, M, N, K, a, lda, packed, bias, res, c, act);
   return true;
 #else
   (void)a, (void)lda, (void)packed, (void)bias, (void)res, (void)c, (void)act;
