@@ -224,7 +224,8 @@ struct Job {
   int nprod;
 };
 
-// Column group g of the row block [j.r0, j.r1), all seven products.
+// Column group g of the row block [j.r0, j.r1), all the form's products
+// (Strassen's seven, or the plain one).
 void run_task(const Job& j, int64_t g) {
   alignas(64) static const float kZeros[64] = {};
   const int64_t K2 = j.K2, N2 = j.N2, N = j.N;
@@ -234,12 +235,13 @@ void run_task(const Job& j, int64_t g) {
   for (int pi = 0; pi < j.nprod; ++pi) {
     const Product& P = j.products[pi];
     TileArgs t;
+    // abase: the operand's row r0 (the sums hold the block's rows only).
     if (P.a < 5)
-      t.a = j.sums + static_cast<size_t>(P.a) * static_cast<size_t>((r1 - r0) * K2) - r0 * K2, t.lda = K2;
+      t.a = j.sums + static_cast<size_t>(P.a) * static_cast<size_t>((r1 - r0) * K2), t.lda = K2;
     else if (P.a == 5)
-      t.a = j.a, t.lda = j.lda;
+      t.a = j.a + r0 * j.lda, t.lda = j.lda;
     else
-      t.a = j.a + j.M2 * j.lda + K2, t.lda = j.lda;
+      t.a = j.a + (j.M2 + r0) * j.lda + K2, t.lda = j.lda;
     const float* const abase = t.a;
     t.K2 = K2, t.ldc = N, t.nd = P.nq;
     t.w = j.packed + static_cast<size_t>(pi) * static_cast<size_t>(K2 * N2) + p0 * K2 * 16;
@@ -266,7 +268,7 @@ void run_task(const Job& j, int64_t g) {
       const int64_t f = ti - (nt - next_nb);  // the panel this tile prefetches
       t.pf = next && f >= 0 ? next + f * K2 * 16 : nullptr;
       const int64_t ta = r0 + ti * (r1 - r0) / nt, tb = r0 + (ti + 1) * (r1 - r0) / nt;
-      t.a = abase + ta * t.lda;
+      t.a = abase + (ta - r0) * t.lda;
       for (int q = 0; q < P.nq; ++q) {
         const Quad& qd = P.d[q];
         const int64_t off = ((qd.q / 2) * j.M2 + ta) * N + (qd.q % 2) * N2 + p0 * 16;
@@ -290,6 +292,7 @@ void run_task(const Job& j, int64_t g) {
     }
   }
 }
+
 // Row blocks (A's operand rows within kBlockBytes; sizes balanced and a
 // multiple of the 6-row tiles), one after another: with `sums`, A's sums of
 // the block (made just before its products read them, while in cache: at
