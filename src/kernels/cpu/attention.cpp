@@ -497,10 +497,12 @@ OPENACL_AVX512F void head_rows(const FastAttention& a, int64_t b, int64_t h, int
 }
 
 // OPENACL_ATTENTION_TILES=0 sends every head to oneDNN's sgemm here too.
+// (AVX2 and FMA as well: K^T and V are packed by the AVX2 tiles' code.)
 bool usable(const FastAttention& a) {
   static const bool on = [] {
     const char* e = std::getenv("OPENACL_ATTENTION_TILES");
-    return __builtin_cpu_supports("avx512f") && !(e && std::string(e) == "0");
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+           !(e && std::string(e) == "0");
   }();
   return on && a.dv % 16 == 0 && a.dk > 0;
 }
