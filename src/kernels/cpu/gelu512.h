@@ -24,6 +24,16 @@ namespace openacl::kernels::cpu {
 
 #define OPENACL_AVX512F __attribute__((target("avx512f"), always_inline)) inline
 
+// p[v] = (..(p[v] x[v] + c[0]) x[v] + ..) x[v] + c[N-1] for V vectors, the
+// steps interleaved (as gelu_avx2.h's horner).
+template <int V, int N>
+OPENACL_AVX512F void horner16(__m512 (&p)[V], const __m512 (&x)[V], const float (&c)[N]) {
+#pragma GCC unroll 8
+  for (int k = 0; k < N; ++k)
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) p[v] = _mm512_fmadd_ps(p[v], x[v], _mm512_set1_ps(c[k]));
+}
+
 // e^z[v] for z <= 0 (the Gelu's e^(-x^2), a softmax's e^(s - max)), V
 // vectors' steps interleaved: 2^n e^r with |r| <= ln2 / 2, e^r by Cephes'
 // degree-6 polynomial for expf, 2^n applied by vscalefps. Below -87 it is
@@ -40,12 +50,7 @@ OPENACL_AVX512F void exp_nonpositive16(__m512 (&z)[V]) {
     r[v] = _mm512_fnmadd_ps(n[v], _mm512_set1_ps(-2.12194440e-4f), r[v]);
     p[v] = _mm512_set1_ps(1.9875691500e-4f);
   }
-  static constexpr float kExp[] = {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
-                                   5.0000001201e-1f};
-#pragma GCC unroll 8
-  for (int k = 0; k < 5; ++k)
-#pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) p[v] = _mm512_fmadd_ps(p[v], r[v], _mm512_set1_ps(kExp[k]));
+  horner16<V>(p, r, {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f});
 #pragma GCC unroll 8
   for (int v = 0; v < V; ++v) {
     p[v] = _mm512_fmadd_ps(p[v], _mm512_mul_ps(r[v], r[v]), _mm512_add_ps(r[v], _mm512_set1_ps(1.f)));
@@ -76,11 +81,7 @@ OPENACL_AVX512F void gelu16_vectors(float* y) {
   __m512 q[V];
 #pragma GCC unroll 8
   for (int v = 0; v < V; ++v) q[v] = _mm512_set1_ps(1.061405429f);
-  static constexpr float kErfc[] = {-1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f};
-#pragma GCC unroll 8
-  for (int k = 0; k < 4; ++k)
-#pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) q[v] = _mm512_fmadd_ps(q[v], t[v], _mm512_set1_ps(kErfc[k]));
+  horner16<V>(q, t, {-1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f});
 #pragma GCC unroll 8
   for (int v = 0; v < V; ++v) {
     const __m512 erfc = _mm512_mul_ps(_mm512_mul_ps(q[v], t[v]), e[v]);
