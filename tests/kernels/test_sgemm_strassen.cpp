@@ -105,9 +105,15 @@ TEST(SgemmStrassen, FitsAndRefusals) {
   EXPECT_FALSE(ss::fits(2, 3, 32));  // K odd
   EXPECT_FALSE(ss::fits(2, 2, 48));  // N not a multiple of 32
   EXPECT_FALSE(ss::fits(0, 2, 32));
-  EXPECT_TRUE(ss::pays(128, 768, 3072));  // BERT's feed-forward at batch 1
-  EXPECT_FALSE(ss::pays(32, 768, 3072));  // too few rows
-  EXPECT_FALSE(ss::pays(128, 64, 1024));  // too few weights
+  EXPECT_TRUE(ss::pays(128, 768, 3072));    // BERT's feed-forward at batch 1
+  EXPECT_TRUE(ss::pays(128, 3072, 768));
+  EXPECT_FALSE(ss::pays(128, 768, 2304));   // its QKV: too little work at batch 1
+  EXPECT_TRUE(ss::pays(1024, 768, 2304));   // ... but not at batch 8
+  EXPECT_TRUE(ss::pays(1024, 768, 768));    // (its output projection)
+  EXPECT_FALSE(ss::pays(32, 768, 3072));    // too few rows
+  EXPECT_FALSE(ss::pays(4096, 256, 1024));  // K too short
+  EXPECT_FALSE(ss::pays(1 << 20, 512, 256));  // too few weights
+  EXPECT_TRUE(ss::pays(int64_t{1} << 30, 1 << 20, 1 << 20));  // no overflow in M x K x N
   std::vector<float> a(64 * 8, 1.f), packed(8 * 64, 1.f), c(64 * 64, 7.f);
   EXPECT_FALSE(ss::run(3, 32, 2, a.data(), 2, packed.data(), nullptr, nullptr, c.data(), nullptr));
   EXPECT_FALSE(ss::run(2, 48, 2, a.data(), 2, packed.data(), nullptr, nullptr, c.data(), nullptr));
@@ -133,19 +139,19 @@ void expect_matmul_epilogue(int64_t batch, int64_t M, int64_t K, int64_t N) {
               K, "MatMul + bias + residual + Gelu");
 }
 
-// MatMul with a constant B large enough for Strassen (rows = batch x M = 64,
-// K x N = 2^21), and one for the plain form (48 rows, N = 80), with the
-// epilogue the graph pass fuses: the result a user sees, whichever GEMM
-// this machine takes (oneDNN's without AVX-512).
+// MatMul with a constant B large enough for Strassen (rows = batch x M =
+// 128, K x N = 2^21: 2^28 multiply-adds), and one for the plain form (48
+// rows, N = 80), with the epilogue the graph pass fuses: the result a user
+// sees, whichever GEMM this machine takes (oneDNN's without AVX-512).
 TEST(SgemmStrassen, MatMulWithFusedEpilogue) {
   struct Shape {
     int64_t batch, M, K, N;
   };
-  for (const Shape& sh : {Shape{2, 32, 1024, 2048}, Shape{3, 16, 200, 80}}) {
+  for (const Shape& sh : {Shape{2, 64, 1024, 2048}, Shape{3, 16, 200, 80}}) {
     SCOPED_TRACE(std::to_string(sh.K) + "x" + std::to_string(sh.N));
     expect_matmul_epilogue(sh.batch, sh.M, sh.K, sh.N);
   }
-  EXPECT_TRUE(ss::pays(2 * 32, 1024, 2048));
+  EXPECT_TRUE(ss::pays(2 * 64, 1024, 2048));
   EXPECT_FALSE(ss::pays(3 * 16, 200, 80));
 }
 

@@ -349,7 +349,10 @@ bool fits(int64_t M, int64_t K, int64_t N) {
   return M >= 2 && M % 2 == 0 && K >= 2 && K % 2 == 0 && N >= 32 && N % 32 == 0 && M <= most && K <= most && N <= most;
 }
 
-bool pays(int64_t M, int64_t K, int64_t N) { return fits(M, K, N) && M >= kMinRows && K * N >= kMinWeights; }
+bool pays(int64_t M, int64_t K, int64_t N) {
+  if (!fits(M, K, N) || M < kMinRows || K < kMinDepth || K * N < kMinWeights) return false;
+  return M >= (kMinWork + K * N - 1) / (K * N);  // M x K x N >= kMinWork, without overflow
+}
 
 size_t packed_floats(int64_t K, int64_t N) {
   return size_t{7} * static_cast<size_t>(K / 2) * static_cast<size_t>(N / 2);

@@ -51,13 +51,21 @@ bool supported();
 bool fits(int64_t M, int64_t K, int64_t N);
 
 // Whether it should: fits(), at least kMinRows rows (the products' tiles
-// and A's sums amortised) and kMinWeights elements of B (B's memory grows by
-// 3/4: spent on the largest weights alone, BERT's 768 x 3072 feed-forward
-// pair but not its 768 x 2304 QKV, which keeps its peak memory below the
-// peers'). On one Zen 4 thread, oneDNN's time / ours with B from memory:
-// 128 x 768 x 3072 1.09-1.13, 128 x 3072 x 768 about 1.10.
+// and A's sums amortised), K at least kMinDepth (each product's tiles run
+// K / 2 steps; one Zen 5 thread, B from memory, this GEMM's time over the
+// plain form's: 2048 x 128 x 1024 1.11, 1024 x 256 x 1024 1.04, 1024 x 512
+// x 512 0.95), B at least kMinWeights elements, and at least kMinWork
+// multiply-adds. B's memory grows by 3/4 while the time saved grows with the
+// rows too: the memory goes to the large GEMMs. BERT-base at batch 1 (128
+// rows): its 768 x 3072 feed-forward pair (3.0e8 multiply-adds) but not its
+// QKV (2.3e8) or output projection, which keeps its peak memory below the
+// peers'; at batch 8 all four (2-3% of the model's time on one or two
+// threads, for 81 MiB more packed weights; its peak memory still the least
+// of the three runtimes').
 inline constexpr int64_t kMinRows = 64;
-inline constexpr int64_t kMinWeights = int64_t{1} << 21;
+inline constexpr int64_t kMinDepth = 512;
+inline constexpr int64_t kMinWeights = int64_t{1} << 18;
+inline constexpr int64_t kMinWork = int64_t{1} << 28;
 bool pays(int64_t M, int64_t K, int64_t N);
 
 size_t packed_floats(int64_t K, int64_t N);
