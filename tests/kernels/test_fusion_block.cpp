@@ -2,7 +2,8 @@
 // kernel's block form, kernels/cpu/conv_irb.h): the fused graph must give
 // what the unfused one gives — in one pass over bands of rows (blocked
 // layouts: 8- or 16-blocks, mixed; one and two threads, so that band
-// carry-over and the rows two threads share are both run), and chained
+// carry-over, the rows two threads share and, for a block of 13 rows, its
+// parts run apart are all run), and chained
 // (plain layouts) — and the pass must leave alone what it cannot take.
 #include <gtest/gtest.h>
 
@@ -126,6 +127,9 @@ const std::vector<Case>& fusing_cases() {
       {"stride 2, 24 -> 144 -> 32, odd size", 2, true, Residual::kNone, true, "Clip", 1, 24, 57, 144, 32},
       {"stride 1, no biases, no activations", 1, true, Residual::kBlockInput, false, ""},
       {"stride 1, HardSwish, batch 2, 40 -> 120", 1, true, Residual::kBlockInput, true, "HardSwish", 2, 40, 30, 120, 40},
+      // 13 rows: fused on one thread, its parts run apart on two (fewer
+      // than kMinRowsPerThread rows a thread).
+      {"stride 1, 16 -> 576 -> 16 at 13x13", 1, true, Residual::kBlockInput, true, "Clip", 1, 16, 13, 576, 16},
       {"depthwise alone, stride 1, 32 -> 16", 1, false, Residual::kNone, true, "Clip", 1, 32, 112, 0, 16},
       {"depthwise alone, stride 2, residual-free, 16 -> 24", 2, false, Residual::kNone, true, "Relu", 1, 16, 129, 0, 24},
   };

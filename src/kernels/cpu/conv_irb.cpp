@@ -19,8 +19,14 @@ constexpr int64_t kBandBytes = 384 << 10;
 
 // Rows per thread below which the parts run apart, each over the whole
 // tensor: a thread's run of rows then expands its first window rows twice
-// (two rows at stride 1) and its bands are few.
-constexpr int64_t kMinRowsPerThread = 16;
+// (two rows at stride 1) and its bands are few. Apart, though, a block is
+// three parallel regions, and the expanded tensor goes through L2 whole:
+// at 16 (MobileNetV2 at batch 1 on two threads ran its 28x28 and 14x14
+// blocks apart) those blocks scaled 1.0-1.3x from one thread to two; at 7
+// (runs of 7-14 rows) two threads took the model 1.41-1.52 -> 1.37-1.38 ms
+// on a quiet Zen 5 host and 1.97-1.99 -> 1.59-1.67 on a busy one, one
+// thread the same or faster (`openacl-run`, alternating). 3 was no better.
+constexpr int64_t kMinRowsPerThread = 7;
 
 int64_t compute_threads() {
 #if defined(_OPENMP)

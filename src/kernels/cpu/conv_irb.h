@@ -15,7 +15,7 @@
 // the depthwise over every channel block, then the projection of the band's
 // pixels straight into Y. Only where two threads meet are a band's window
 // rows expanded twice (two rows at stride 1, one at stride 2). Where a
-// thread would get fewer than 16 rows (small images at batch 1 on several
+// thread would get fewer than 7 rows (7x7 images at batch 1 on two
 // threads), the three parts run apart instead, each over the whole tensor
 // and spread over the threads, through per-thread buffers.
 #pragma once
