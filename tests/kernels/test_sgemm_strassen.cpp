@@ -108,7 +108,7 @@ TEST(SgemmStrassen, FitsAndRefusals) {
   EXPECT_TRUE(ss::pays(128, 768, 3072));    // BERT's feed-forward at batch 1
   EXPECT_TRUE(ss::pays(128, 3072, 768));
   EXPECT_FALSE(ss::pays(128, 768, 2304));   // its QKV: too little work at batch 1
-  EXPECT_TRUE(ss::pays(1024, 768, 2304));   // ... but not at batch 8
+  EXPECT_TRUE(ss::pays(1024, 768, 2304));   // ... enough at batch 8
   EXPECT_TRUE(ss::pays(1024, 768, 768));    // (its output projection)
   EXPECT_FALSE(ss::pays(32, 768, 3072));    // too few rows
   EXPECT_FALSE(ss::pays(4096, 256, 1024));  // K too short
