@@ -2,7 +2,6 @@
 #include "capi/mdl_registry.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <cstring>
 #include <map>
 
+#include "base/file_map.h"
 #include "capi/capi.h"
 
 namespace openacl::capi {
@@ -176,15 +176,15 @@ Status map_model_file(const char* path, const char* arg_name, ModelFile* out) {
     return Errorf(code::kInvalidFile, "model file '%s' is empty", path);
   }
   const size_t size = static_cast<size_t>(st.st_size);
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  std::shared_ptr<const void> mapped = map_file_readonly(fd, size);
   int err = errno;
   ::close(fd);
-  if (p == MAP_FAILED)
+  if (!mapped)
     return Errorf(code::kReadModelFailure, "cannot read model file '%s' (%zu bytes): %s", path, size,
                   std::strerror(err));
-  out->data = p;
+  out->data = mapped.get();
   out->size = size;
-  out->keep = std::shared_ptr<const void>(p, [size](const void* q) { ::munmap(const_cast<void*>(q), size); });
+  out->keep = std::move(mapped);
   std::string s(path);
   size_t slash = s.find_last_of('/');
   out->dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : s.substr(0, slash));

@@ -3,7 +3,6 @@
 #include "model/loaded_model.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <system_error>
 #include <thread>
 
+#include "base/file_map.h"
 #include "base/log.h"
 #include "base/page_alloc.h"
 #include "graph/onnx/onnx_import.h"
@@ -553,16 +553,17 @@ Status LoadedModel::load_file(const std::string& path, LoadOptions options, std:
     return Errorf(code::kParseModel, "model file '%s' is empty", path.c_str());
   }
   const size_t size = static_cast<size_t>(st.st_size);
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  std::shared_ptr<const void> keep = map_file_readonly(fd, size);
+  const int err = errno;
   ::close(fd);
-  if (p == MAP_FAILED)
-    return Errorf(code::kReadModelFailure, "cannot read model file '%s': %s", path.c_str(), std::strerror(errno));
-  std::shared_ptr<const void> keep(p, [size](const void* q) { ::munmap(const_cast<void*>(q), size); });
+  if (!keep)
+    return Errorf(code::kReadModelFailure, "cannot read model file '%s': %s", path.c_str(), std::strerror(err));
   options.file_mapped = true;
   if (options.base_dir.empty()) {
     const size_t slash = path.find_last_of('/');
     options.base_dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   }
+  const void* p = keep.get();
   return load(p, size, std::move(keep), options, out);
 }
 

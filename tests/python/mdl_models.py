@@ -147,6 +147,23 @@ def classifier(directory, size=32, classes=10, name="classifier", seed=3):
     return Model(_save(graph, directory, name), [("x", [1, 3, size, size])], [("scores", [1, classes])], None)
 
 
+def embedding(directory, rows=16384, cols=256, ids=512, name="embedding", seed=4):
+    """y[ids, cols] = Gather(table[rows, cols], i) + b, i int64 [ids]: an
+    embedding lookup, its table large (16 MiB by default)."""
+    rng = np.random.default_rng(seed)
+    table = rng.uniform(-1, 1, (rows, cols)).astype(np.float32)
+    b = rng.uniform(-0.5, 0.5, cols).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "i"], ["rows"], name="gather", axis=0),
+         helper.make_node("Add", ["rows", "b"], ["y"], name="add")],
+        name,
+        [helper.make_tensor_value_info("i", TensorProto.INT64, [ids])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [ids, cols])],
+        [numpy_helper.from_array(table, "table"), numpy_helper.from_array(b, "b")])
+    return Model(_save(graph, directory, name), [("i", [ids])], [("y", [ids, cols])],
+                 lambda i: [table[i] + b])
+
+
 def run_atc(atc, model, output, *options, cwd=None):
     """Runs `atc --model=<model> --framework=5 --output=<output> --soc_version=Ascend310 <options>`;
     returns the CompletedProcess (<output>.om is written on success)."""

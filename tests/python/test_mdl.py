@@ -774,3 +774,49 @@ def test_static_om_equals_onnx(device, tmp_path, io):
         ok(acl.mdl.unload(model_id))
     np.testing.assert_array_equal(results[0], results[1])
     np.testing.assert_allclose(results[0], conv.reference(x)[0], rtol=1e-4, atol=1e-5)
+
+
+def _resident_bytes_of(path):
+    """Resident bytes of this process's mappings of `path` (/proc/self/smaps);
+    None when it has none."""
+    total, inside, found = 0, False, False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split()
+            if head and "-" in head[0] and not head[0].endswith(":"):
+                inside = line.rstrip().endswith(str(path))
+                found = found or inside
+            elif inside and head and head[0] == "Rss:":
+                total += int(head[1]) * 1024
+    return total if found else None
+
+
+@needs_atc
+def test_embedding_rows_read_from_the_om_file(device, tmp_path, io):
+    """A Gather from a large table in an .om loaded from its file reads the rows
+    from the file: results as from memory, and the table not resident."""
+    emb = M.embedding(tmp_path)
+    om = build_om(emb, tmp_path)
+    ids = (np.arange(512, dtype=np.int64) * 32 + 5) % 16384  # a row in every 32 KiB of the table
+    ids[100:140] = np.arange(7000, 7040)  # a run of consecutive rows
+    ids[200:203] = 9
+    ids[300:302] = [-1, -16384]  # from the end
+    want = emb.reference(ids)[0]
+    data = om.read_bytes()
+    from_file = load(om)
+    from_mem, ret = acl.mdl.load_from_mem(acl.util.bytes_to_ptr(data), len(data))
+    ok(ret, "load_from_mem")
+    for model_id in (from_file, from_mem):
+        inputs, outputs = io([ids.nbytes]), io([emb.output_bytes(0)])
+        H.write_device(acl, inputs.ptrs[0], ids)
+        ok(acl.mdl.execute(model_id, inputs.dataset, outputs.dataset), "execute")
+        np.testing.assert_array_equal(outputs.read(0, want.shape), want)
+    resident = _resident_bytes_of(om.resolve())
+    assert resident is not None and resident < (1 << 20)  # through the mapping: 2-16 MiB
+    ids[7] = 16384
+    inputs = io([ids.nbytes])
+    H.write_device(acl, inputs.ptrs[0], ids)
+    assert acl.mdl.execute(from_file, inputs.dataset, io([emb.output_bytes(0)]).dataset) == 507011  # RT_MODEL_EXECUTE
+    assert "index 16384 out of range" in acl.get_recent_err_msg()
+    ok(acl.mdl.unload(from_file))
+    ok(acl.mdl.unload(from_mem))

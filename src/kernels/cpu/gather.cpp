@@ -2,6 +2,8 @@
 // wrap once; anything still out of range fails before a byte is written.
 #include <cstring>
 
+#include "base/file_map.h"
+
 #include "kernels/cpu/movement_util.h"
 
 namespace openacl::kernels::cpu {
@@ -27,6 +29,14 @@ bool check_indices(const Tensor& t, int64_t limit, int64_t* bad) {
 }
 
 inline int64_t wrapped(int64_t v, int64_t limit) { return v < 0 ? v + limit : v; }
+
+// Rows of a table that lies in a mapped model file (base/file_map.h) are
+// read from the file, not through the mapping, when the table is at least
+// kReadTableFrom bytes and a row at least kReadRowsFrom: a few rows of a large
+// embedding then make only themselves resident, not the page-cache folios
+// around them. Below that, the mapping costs less than a system call a run.
+constexpr size_t kReadTableFrom = size_t{4} << 20;
+constexpr size_t kReadRowsFrom = 256;
 
 // Reads all indices, wrapping negatives against `limit`; false on a bad one.
 bool load_indices(const Tensor& t, int64_t limit, std::vector<int64_t>* out, int64_t* bad) {
@@ -76,7 +86,20 @@ Status gather(KernelContext& ctx) {
     const size_t row = static_cast<size_t>(inner) * es;
     const char* src = static_cast<const char*>(x.data);
     char* dst = static_cast<char*>(y.data);
-    parallel_for(outer * n, std::max<int64_t>(1, 65536 / static_cast<int64_t>(row)), [&](int64_t b, int64_t e) {
+    const int64_t grain = std::max<int64_t>(1, 65536 / static_cast<int64_t>(row));
+    const FileSpan file = row >= kReadRowsFrom && x.bytes() >= kReadTableFrom ? file_span(x.data, x.bytes()) : FileSpan{};
+    if (file.fd >= 0) {  // runs of consecutive rows, one pread each (the mapping if one fails)
+      parallel_for(outer * n, grain, [&](int64_t b, int64_t e) {
+        for (int64_t k = b, run; k < e; k += run) {
+          const int64_t first = (k / n) * d + wrapped(ind[k % n], d);
+          for (run = 1; k + run < e && (k + run) / n * d + wrapped(ind[(k + run) % n], d) == first + run;) ++run;
+          const size_t at = static_cast<size_t>(first) * row, bytes = static_cast<size_t>(run) * row;
+          if (!read_span(file, at, dst + k * row, bytes)) std::memcpy(dst + k * row, src + at, bytes);
+        }
+      });
+      return;
+    }
+    parallel_for(outer * n, grain, [&](int64_t b, int64_t e) {
       for (int64_t k = b; k < e; ++k)
         std::memcpy(dst + k * row, src + ((k / n) * d + wrapped(ind[k % n], d)) * row, row);
     });
