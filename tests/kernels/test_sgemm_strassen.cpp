@@ -107,9 +107,9 @@ TEST(SgemmStrassen, FitsAndRefusals) {
   EXPECT_FALSE(ss::fits(0, 2, 32));
   EXPECT_TRUE(ss::pays(128, 768, 3072));    // BERT's feed-forward at batch 1
   EXPECT_TRUE(ss::pays(128, 3072, 768));
-  EXPECT_FALSE(ss::pays(128, 768, 2304));   // its QKV: too little work at batch 1
-  EXPECT_TRUE(ss::pays(1024, 768, 2304));   // ... enough at batch 8
-  EXPECT_TRUE(ss::pays(1024, 768, 768));    // (its output projection)
+  EXPECT_TRUE(ss::pays(128, 768, 2304));    // its QKV (2.3e8 multiply-adds)
+  EXPECT_FALSE(ss::pays(128, 768, 768));    // its output projection: too little work at batch 1
+  EXPECT_TRUE(ss::pays(1024, 768, 768));    // ... enough at batch 8
   EXPECT_FALSE(ss::pays(32, 768, 3072));    // too few rows
   EXPECT_FALSE(ss::pays(4096, 256, 1024));  // K too short
   EXPECT_FALSE(ss::pays(1 << 20, 512, 256));  // too few weights

@@ -57,15 +57,14 @@ bool fits(int64_t M, int64_t K, int64_t N);
 // x 512 0.95), B at least kMinWeights elements, and at least kMinWork
 // multiply-adds. B's memory grows by 3/4 while the time saved grows with the
 // rows too: the memory goes to the large GEMMs. BERT-base at batch 1 (128
-// rows): its 768 x 3072 feed-forward pair (3.0e8 multiply-adds) but not its
-// QKV (2.3e8) or output projection, which keeps its peak memory below the
-// peers'; at batch 8 all four (2-3% of the model's time on one or two
-// threads, for 81 MiB more packed weights; its peak memory still the least
-// of the three runtimes').
+// rows): its 768 x 3072 feed-forward pair (3.0e8 multiply-adds) and its QKV
+// (2.3e8; the model 2-4% faster on one or two threads for 61 MB more) but
+// not its output projection (7.5e7: under 1% for 20 MB more); at batch 8 all
+// four. Its peak memory stays the least of the three runtimes'.
 inline constexpr int64_t kMinRows = 64;
 inline constexpr int64_t kMinDepth = 512;
 inline constexpr int64_t kMinWeights = int64_t{1} << 18;
-inline constexpr int64_t kMinWork = int64_t{1} << 28;
+inline constexpr int64_t kMinWork = int64_t{1} << 27;
 bool pays(int64_t M, int64_t K, int64_t N);
 
 size_t packed_floats(int64_t K, int64_t N);
