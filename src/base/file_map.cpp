@@ -37,13 +37,8 @@ std::shared_ptr<const void> map_file_readonly(int fd, size_t size) {
   }
   void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   if (p == MAP_FAILED) return nullptr;
-  const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (own < 0) {
-    const int err = errno;
-    ::munmap(p, size);
-    errno = err;
-    return nullptr;
-  }
+  const int own = size >= kRegisterFrom ? ::fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (own < 0) return std::shared_ptr<const void>(p, [size](const void* q) { ::munmap(const_cast<void*>(q), size); });
   const uintptr_t begin = reinterpret_cast<uintptr_t>(p);
   {
     Registry& r = registry();

@@ -18,11 +18,17 @@
 
 namespace openacl {
 
+// Files smaller than this are mapped but not registered: they hold no table
+// worth a system call per read, and a process that loads many small models
+// keeps its descriptors.
+inline constexpr size_t kRegisterFrom = size_t{4} << 20;
+
 // Maps the first `size` bytes of the open file `fd` read-only and private,
-// and registers the mapping with a duplicate of `fd` (the caller keeps and
-// closes its own). The returned pointer owns both: its deleter unregisters
-// the mapping, closes the duplicate and unmaps. Empty on failure, with errno
-// set (the mapping's or the dup's).
+// and, from kRegisterFrom bytes on, registers the mapping with a duplicate
+// of `fd` (the caller keeps and closes its own; when no descriptor is left,
+// the mapping goes unregistered). The returned pointer owns both: its
+// deleter unregisters the mapping, closes the duplicate and unmaps. Empty
+// when the mapping fails, with errno set.
 std::shared_ptr<const void> map_file_readonly(int fd, size_t size);
 
 // Where [p, p + bytes) lies in a registered mapping: the file's descriptor

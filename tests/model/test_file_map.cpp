@@ -18,7 +18,7 @@ class FileMap : public ::testing::Test {
  protected:
   void SetUp() override {
     path_ = ::testing::TempDir() + "/openacl_file_map.bin";
-    bytes_.resize(3 * 4096 + 100);
+    bytes_.resize(kRegisterFrom + 100);
     for (size_t i = 0; i < bytes_.size(); ++i) bytes_[i] = static_cast<char>(i * 7 + i / 251);
     FILE* f = std::fopen(path_.c_str(), "wb");
     ASSERT_NE(f, nullptr);
@@ -58,10 +58,32 @@ TEST_F(FileMap, FindsReadsAndForgets) {
   // Reading past the file's end fails (the caller reads the mapping instead).
   EXPECT_FALSE(read_span(inner, bytes_.size(), got.data(), got.size()));
   EXPECT_FALSE(read_span(FileSpan{}, 0, got.data(), 1));
+  // Twice mapped: each mapping finds its own range.
+  {
+    const int again = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(again, 0);
+    std::shared_ptr<const void> second = map_file_readonly(again, bytes_.size());
+    ::close(again);
+    ASSERT_NE(second, nullptr);
+    const FileSpan other = file_span(static_cast<const char*>(second.get()) + 64, 64);
+    ASSERT_GE(other.fd, 0);
+    EXPECT_NE(other.fd, whole.fd);
+    EXPECT_EQ(other.offset, 64u);
+  }
 
   const void* at = map.get();
   map.reset();
   EXPECT_LT(file_span(at, 1).fd, 0);
+}
+
+TEST_F(FileMap, SmallFilesAreMappedButNotRegistered) {
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  std::shared_ptr<const void> map = map_file_readonly(fd, kRegisterFrom - 1);
+  ::close(fd);
+  ASSERT_NE(map, nullptr);
+  EXPECT_EQ(std::string(static_cast<const char*>(map.get()), 4096), bytes_.substr(0, 4096));
+  EXPECT_LT(file_span(map.get(), 1).fd, 0);
 }
 
 TEST_F(FileMap, FailsOnEmptyOrBadDescriptor) {

@@ -35,7 +35,7 @@ inline int64_t wrapped(int64_t v, int64_t limit) { return v < 0 ? v + limit : v;
 // kReadTableFrom bytes and a row at least kReadRowsFrom: a few rows of a large
 // embedding then make only themselves resident, not the page-cache folios
 // around them. Below that, the mapping costs less than a system call a run.
-constexpr size_t kReadTableFrom = size_t{4} << 20;
+constexpr size_t kReadTableFrom = kRegisterFrom;  // smaller files are not registered anyway
 constexpr size_t kReadRowsFrom = 256;
 
 // Reads all indices, wrapping negatives against `limit`; false on a bad one.
