@@ -416,8 +416,8 @@ bool write_file(const std::string& path, const std::string& bytes) {
 
 // Graph building for the weight tests: an input, a float32 constant
 // holding scale * (i % 13 - 6), a Conv padded by one, the optimised .om.
-graph::Value* graph_input(Graph& g, const char* name, Shape shape) {
-  auto* v = g.add_value(name, TensorType{DType::kFloat32, std::move(shape)});
+graph::Value* graph_input(Graph& g, const char* name, Shape shape, DType dtype = DType::kFloat32) {
+  auto* v = g.add_value(name, TensorType{dtype, std::move(shape)});
   v->is_graph_input = true;
   g.inputs().push_back(v);
   return v;
@@ -472,15 +472,23 @@ std::string two_weights_om() {
   return optimized_om(g, {y, z});
 }
 
+// Writes `bytes` to `path`, then loads the model from the file (mapped) and
+// from the bytes (copied).
+void load_both_ways(const std::string& path, const std::string& bytes, std::shared_ptr<LoadedModel>* mapped,
+                    std::shared_ptr<LoadedModel>* copied) {
+  ASSERT_TRUE(write_file(path, bytes));
+  Status st = LoadedModel::load_file(path, {}, mapped);
+  ASSERT_TRUE(st.ok()) << st.message();
+  st = LoadedModel::load(bytes.data(), bytes.size(), nullptr, {}, copied);
+  ASSERT_TRUE(st.ok()) << st.message();
+}
+
 TEST(LoadedModel, MappedFileReleasesWeightsAfterPacking) {
   const std::string bytes = two_weights_om();
   const std::string path = ::testing::TempDir() + "/openacl_release_weights.om";
-  ASSERT_TRUE(write_file(path, bytes));
   std::shared_ptr<LoadedModel> mapped, copied;
-  Status st = LoadedModel::load_file(path, {}, &mapped);
-  ASSERT_TRUE(st.ok()) << st.message();
-  st = LoadedModel::load(bytes.data(), bytes.size(), nullptr, {}, &copied);
-  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_NO_FATAL_FAILURE(load_both_ways(path, bytes, &mapped, &copied));
+  Status st;
   // Our own copy is never released; of the mapping, at least every page
   // wholly inside the two weights (147456 and 262144 bytes) can be.
   EXPECT_EQ(copied->released_weight_bytes(), 0u);
@@ -540,9 +548,7 @@ TEST(LoadedModel, MappedFileGatherReadsRowsFromTheFile) {
   auto g = std::make_shared<Graph>();
   g->name = "embedding";
   g->opsets()[""] = 17;
-  auto* ids = g->add_value("ids", TensorType{DType::kInt64, Shape{Dim(kIds)}});
-  ids->is_graph_input = true;
-  g->inputs().push_back(ids);
+  auto* ids = graph_input(*g, "ids", Shape{Dim(kIds)}, DType::kInt64);
   auto* table = pattern_constant(*g, "table", {kRows, kCols}, 0.5f);
   auto* y = g->add_value("y");
   g->add_node("gather", "Gather", {table, ids}, {y}, "", 17);
@@ -550,12 +556,9 @@ TEST(LoadedModel, MappedFileGatherReadsRowsFromTheFile) {
   std::string path = ::testing::TempDir();
   if (path.empty() || path.back() != '/') path += '/';
   path += "openacl_gather_rows.om";  // as /proc/self/smaps spells it
-  ASSERT_TRUE(write_file(path, bytes));
   std::shared_ptr<LoadedModel> mapped, copied;
-  Status st = LoadedModel::load_file(path, {}, &mapped);
-  ASSERT_TRUE(st.ok()) << st.message();
-  st = LoadedModel::load(bytes.data(), bytes.size(), nullptr, {}, &copied);
-  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_NO_FATAL_FAILURE(load_both_ways(path, bytes, &mapped, &copied));
+  Status st;
 
   // One row in every 32 (one per 32 KiB of the table: through the mapping,
   // at least 512 pages), then a run of consecutive rows read as one,
