@@ -26,6 +26,16 @@ constexpr int kTileRows[5] = {0, 16, 12, 8, 6};
 // 4's L2) while the block's column groups read them (128 x 3072 x 768 on
 // one thread: 5.4 ms with a quarter, 5.1 with half).
 constexpr int64_t kBlockBytes = 512 << 10;
+// And Strassen's row blocks hold at most this many rows (16 tiles): a block
+// cycles seven A operands and seven B groups through L2 per column group, and
+// where K/2 is short the bytes alone allowed 341 rows, whose operands (2.8 MB
+// at K/2 = 384) left L2 before the next group read them. BERT's batch-8
+// shapes on an Intel Xeon (2 MiB L2; one thread, B hot): 1024 x 768 x 3072
+// 31.7-32.7 -> 29.5-30.2 ms, 1024 x 768 x 2304 23.5-23.7 -> 22.3-22.5, 1024
+// x 768 x 768 7.58-7.63 -> 7.32-7.39; 1024 x 3072 x 768 (84 rows either way)
+// unchanged; 60 or 48 rows no better. BERT-base at batch 8: one thread
+// 1168-1240 -> 1144-1169 ms, two 629-689 -> 598-660.
+constexpr int64_t kStrassenBlockRows = 96;
 
 // Where a product's tile goes: quadrant q of C (0 C11, 1 C12, 2 C21, 3 C22)
 // with a sign; `first`: the first product to reach that quadrant (it
@@ -293,14 +303,16 @@ void run_task(const Job& j, int64_t g) {
   }
 }
 
-// Row blocks (A's operand rows within kBlockBytes; sizes balanced and a
-// multiple of the 6-row tiles), one after another: with `sums`, A's sums of
+// Row blocks (A's operand rows within kBlockBytes, Strassen's at most
+// kStrassenBlockRows rows; sizes balanced and a multiple of the 6-row
+// tiles), one after another: with `sums`, A's sums of
 // the block (made just before its products read them, while in cache: at
 // batch 8 BERT's sums of the whole A, 15.7 MB for 3072 -> 768, had gone to
 // memory and back, and the scratch holds one block's), then the block's
 // column groups (up to four panels, sizes balanced) over the threads.
 void run_blocks(Job& j, bool sums) {
-  const int64_t most = std::max<int64_t>(6, kBlockBytes / (j.K2 * static_cast<int64_t>(sizeof(float))));
+  int64_t most = std::max<int64_t>(6, kBlockBytes / (j.K2 * static_cast<int64_t>(sizeof(float))));
+  if (sums) most = std::min(most, kStrassenBlockRows);
   const int64_t blocks = (j.M2 + most - 1) / most;
   const int64_t step = ((j.M2 + blocks - 1) / blocks + 5) / 6 * 6;
   j.groups = (j.panels + 3) / 4;
