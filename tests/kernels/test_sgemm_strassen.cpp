@@ -62,7 +62,8 @@ void expect_epilogues(const Case& t, const std::vector<float>& a, const std::vec
 TEST(SgemmStrassen, MatchesReference) {
   if (!ss::supported()) GTEST_SKIP() << "no AVX-512F on this CPU (or OPENACL_STRASSEN=0)";
   // M/2 around the 6-row tiles and two row blocks (K/2 = 2080: 63 rows per 512 KiB; M/2 =
-  // 200 over the 96-row cap); N/32 panels of 16 in groups of 4, 3 and 2.
+  // 200 over the 96-row cap, and on two threads rows enough for each to take its own);
+  // N/32 panels of 16 in groups of 4, 3 and 2.
   const Case cases[] = {{2, 2, 32},     {14, 10, 96},   {26, 64, 160}, {128, 96, 224},
                         {140, 4160, 64}, {64, 300, 352}, {400, 64, 96}};
   uint32_t seed = 1;

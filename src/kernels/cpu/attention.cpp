@@ -517,11 +517,7 @@ using HeadRows = void (*)(const FastAttention&, int64_t, int64_t, int64_t, int64
 void run_tiles(const FastAttention& a, HeadRows head_rows) {
   // Shares of each head's query rows: enough tasks to balance the threads,
   // each packing K^T once for all the blocks it runs.
-#if defined(_OPENMP)
-  const int64_t threads = omp_get_max_threads();
-#else
-  const int64_t threads = 1;
-#endif
+  const int64_t threads = compute_threads();
   const int64_t heads = a.batch * a.hq, blocks = (a.sq + kRows - 1) / kRows;
   const int64_t shares = std::clamp<int64_t>((4 * threads + heads - 1) / heads, 1, blocks);
   parallel_for(heads * shares, 1, [&](int64_t t0, int64_t t1) {

@@ -28,14 +28,6 @@ constexpr int64_t kBandBytes = 384 << 10;
 // thread the same or faster (`openacl-run`, alternating). 3 was no better.
 constexpr int64_t kMinRowsPerThread = 7;
 
-int64_t compute_threads() {
-#if defined(_OPENMP)
-  return omp_get_max_threads();
-#else
-  return 1;
-#endif
-}
-
 }  // namespace
 
 std::shared_ptr<const InvertedResidual> InvertedResidual::make(std::shared_ptr<const Conv1x1> expand,

@@ -146,6 +146,15 @@ inline std::vector<DType> all_types() {
   return v;
 }
 
+// How many compute threads parallel_for may use.
+inline int64_t compute_threads() {
+#if defined(_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
 // Runs f(begin, end) over [0, n) split across the compute threads; chunks of
 // at least `grain` items, serial when n < 2 * grain. f must be thread-safe.
 template <class F>

@@ -303,23 +303,25 @@ void run_task(const Job& j, int64_t g) {
   }
 }
 
-// Row blocks (A's operand rows within kBlockBytes, Strassen's at most
-// kStrassenBlockRows rows; sizes balanced and a multiple of the 6-row
-// tiles), one after another: with `sums`, A's sums of
-// the block (made just before its products read them, while in cache: at
-// batch 8 BERT's sums of the whole A, 15.7 MB for 3072 -> 768, had gone to
-// memory and back, and the scratch holds one block's), then the block's
-// column groups (up to four panels, sizes balanced) over the threads.
-void run_blocks(Job& j, bool sums) {
-  int64_t most = std::max<int64_t>(6, kBlockBytes / (j.K2 * static_cast<int64_t>(sizeof(float))));
-  if (sums) most = std::min(most, kStrassenBlockRows);
-  const int64_t blocks = (j.M2 + most - 1) / most;
-  const int64_t step = ((j.M2 + blocks - 1) / blocks + 5) / 6 * 6;
-  j.groups = (j.panels + 3) / 4;
-  j.sums = sums ? static_cast<float*>(scratch(static_cast<size_t>(5 * std::min(step, j.M2) * j.K2) * sizeof(float)))
+// Rows [m0, m1) of the half in row blocks of at most `most` rows (sizes
+// balanced and a multiple of the 6-row tiles), one after another: with
+// `sums`, A's sums of the block (made just before its products read them,
+// while in cache: at batch 8 BERT's sums of the whole A, 15.7 MB for 3072 ->
+// 768, had gone to memory and back, and the scratch holds one block's), then
+// the block's column groups (up to four panels, sizes balanced). `spread`:
+// the sums and the groups over the compute threads; else on this thread.
+void run_rows(Job& j, bool sums, int64_t m0, int64_t m1, int64_t most, bool spread) {
+  const int64_t blocks = (m1 - m0 + most - 1) / most;
+  const int64_t step = ((m1 - m0 + blocks - 1) / blocks + 5) / 6 * 6;
+  j.sums = sums ? static_cast<float*>(scratch(static_cast<size_t>(5 * std::min(step, m1 - m0) * j.K2) * sizeof(float)))
                : nullptr;
-  for (j.r0 = 0; j.r0 < j.M2; j.r0 = j.r1) {
-    j.r1 = std::min(j.M2, j.r0 + step);
+  for (j.r0 = m0; j.r0 < m1; j.r0 = j.r1) {
+    j.r1 = std::min(m1, j.r0 + step);
+    if (!spread) {
+      if (sums) make_sums(j.a, j.lda, j.M2, j.K2, j.r0, j.r1, j.r0, j.r1 - j.r0, j.sums);
+      for (int64_t g = 0; g < j.groups; ++g) run_task(j, g);
+      continue;
+    }
     if (sums)
       parallel_for(j.r1 - j.r0, std::max<int64_t>(1, 4096 / j.K2), [&](int64_t lo, int64_t hi) {
         make_sums(j.a, j.lda, j.M2, j.K2, j.r0 + lo, j.r0 + hi, j.r0, j.r1 - j.r0, j.sums);
@@ -328,6 +330,31 @@ void run_blocks(Job& j, bool sums) {
       for (int64_t g = lo; g < hi; ++g) run_task(j, g);
     });
   }
+}
+
+// The whole GEMM: row blocks of A's operand rows within kBlockBytes,
+// Strassen's of at most kStrassenBlockRows rows, each block's column groups
+// over the threads. Where Strassen's rows give every thread a full block,
+// the threads take the rows instead (a share each, in blocks on their own:
+// no barrier between blocks, a block's operands in one core's L2, B read as
+// often): BERT-base at batch 8 on two threads of an Intel Xeon 617-703 ->
+// 587-623 ms. Not for the plain form (its out projection at batch 1, 128
+// rows, 1% slower so).
+void run_blocks(Job& j, bool sums) {
+  int64_t most = std::max<int64_t>(6, kBlockBytes / (j.K2 * static_cast<int64_t>(sizeof(float))));
+  if (sums) most = std::min(most, kStrassenBlockRows);
+  j.groups = (j.panels + 3) / 4;
+  const int64_t threads = compute_threads();
+  if (!sums || threads < 2 || j.M2 < threads * kStrassenBlockRows) {
+    run_rows(j, sums, 0, j.M2, most, true);
+    return;
+  }
+  parallel_for(threads, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      Job mine = j;
+      run_rows(mine, sums, t * j.M2 / threads, (t + 1) * j.M2 / threads, most, false);
+    }
+  });
 }
 
 // run() (strassen) or run_plain(), their arguments checked.
