@@ -36,6 +36,9 @@ constexpr int64_t kBlockBytes = 512 << 10;
 // unchanged; 60 or 48 rows no better. BERT-base at batch 8: one thread
 // 1168-1240 -> 1144-1169 ms, two 629-689 -> 598-660.
 constexpr int64_t kStrassenBlockRows = 96;
+// A tile prefetches at most one line of the next panels every 1 << this
+// many steps (run_task).
+constexpr int kMaxPrefetchShift = 2;
 
 // Where a product's tile goes: quadrant q of C (0 C11, 1 C12, 2 C21, 3 C22)
 // with a sign; `first`: the first product to reach that quadrant (it
@@ -93,7 +96,8 @@ struct TileArgs {
   int64_t lda;
   const float* w;  // the first panel of the tile's group: [K2][16], panels K2 * 16 floats apart
   int64_t K2;
-  const float* pf;  // a panel (K2 lines) to prefetch into L2 while the tile runs, or null
+  const float* pf;  // lines to prefetch into L2 while the tile runs, one every 1 << pf_shift steps; or null
+  int pf_shift;
   int64_t ldc;      // floats between rows of C (and of the residual)
   int nd;
   Dest d[2];
@@ -139,7 +143,8 @@ __attribute__((target("avx512f"))) void tile_kernel(const TileArgs& t) {
   const float* w = t.w;
   const float* pf = t.pf;
   for (int64_t k = 0; k < t.K2; ++k, w += 16) {
-    if (pf) _mm_prefetch(reinterpret_cast<const char*>(pf + k * 16), _MM_HINT_T1);
+    if (pf && (k & ((int64_t{1} << t.pf_shift) - 1)) == 0)
+      _mm_prefetch(reinterpret_cast<const char*>(pf + (k >> t.pf_shift) * 16), _MM_HINT_T1);
     __m512 wv[NB];
 #pragma GCC unroll 4
     for (int j = 0; j < NB; ++j) wv[j] = _mm512_loadu_ps(w + j * wps);
@@ -257,15 +262,21 @@ void run_task(const Job& j, int64_t g) {
     t.w = j.packed + static_cast<size_t>(pi) * static_cast<size_t>(K2 * N2) + p0 * K2 * 16;
     t.kind = j.kind == kOther ? kNone : j.kind;
     t.alpha = j.act ? j.act->alpha : 0.f, t.beta = j.act ? j.act->beta : 0.f;
-    // The next product's panels (after the last product, the next task's),
-    // one panel per tile, into L2 while this product runs: B's combinations
-    // come from memory, and the hardware prefetcher starts late on each new
-    // group (128 x 768 x 3072 with B from memory, one thread: oneDNN's time
-    // over ours 1.02-1.08 without, 1.09-1.13 with). By the product's last
-    // tiles, not its first: fetched early, they left L2 again under the
-    // stream of A's rows before the next product read them, and its first
-    // tile ran 1.5-1.9x as long as the others (Zen 5; BERT-base one thread
-    // 87.3-88.4 -> 85.6-85.9 ms).
+    // The next product's panels (after the last product, the next task's)
+    // into L2 while this product runs: B's combinations come from memory,
+    // and the hardware prefetcher starts late on each new group (128 x 768 x
+    // 3072 with B from memory, one thread: oneDNN's time over ours 1.02-1.08
+    // without, 1.09-1.13 with). By the product's last tiles, not its first:
+    // fetched early, they left L2 again under the stream of A's rows before
+    // the next product read them, and its first tile ran 1.5-1.9x as long as
+    // the others (Zen 5; BERT-base one thread 87.3-88.4 -> 85.6-85.9 ms).
+    // Spread, though, over as many of the last tiles as take one line every
+    // 2 or 4 steps (kMaxPrefetchShift), not one line every step over the last
+    // few: those few asked for lines at about the rate one core reads memory
+    // (a line per 12 cycles), and the FMAs waited (Intel Xeon, B from memory,
+    // one thread: 128 x 768 x 3072 3.87-3.95 -> 3.43-3.63 ms, 128 x 768 x
+    // 768 1.04-1.08 -> 0.97; BERT-base at batch 1 148-153 -> 136-140 ms, two
+    // threads 78-80 -> 72-74).
     const float* next = nullptr;
     int64_t next_nb = 0;
     if (pi + 1 < j.nprod) {
@@ -274,9 +285,15 @@ void run_task(const Job& j, int64_t g) {
       const int64_t g2 = g + 1, q0 = g2 * j.panels / j.groups;
       next = j.packed + q0 * K2 * 16, next_nb = (g2 + 1) * j.panels / j.groups - q0;
     }
+    const int64_t lines = next_nb * K2;
+    int shift = 0;
+    while (shift < kMaxPrefetchShift && nt * (K2 >> (shift + 1)) >= lines) ++shift;
+    const int64_t per = std::max<int64_t>(1, K2 >> shift), needed = (lines + per - 1) / per;
+    t.pf_shift = shift;
     for (int64_t ti = 0; ti < nt; ++ti) {
-      const int64_t f = ti - (nt - next_nb);  // the panel this tile prefetches
-      t.pf = next && f >= 0 ? next + f * K2 * 16 : nullptr;
+      // The f-th of the last `needed` tiles takes lines [f * per, + per), the last of them the group's last.
+      const int64_t f = ti - (nt - needed);
+      t.pf = next && f >= 0 ? next + std::min(f * per, lines - per) * 16 : nullptr;
       const int64_t ta = r0 + ti * (r1 - r0) / nt, tb = r0 + (ti + 1) * (r1 - r0) / nt;
       t.a = abase + (ta - r0) * t.lda;
       for (int q = 0; q < P.nq; ++q) {
