@@ -285,10 +285,12 @@ void run_task(const Job& j, int64_t g) {
       const int64_t g2 = g + 1, q0 = g2 * j.panels / j.groups;
       next = j.packed + q0 * K2 * 16, next_nb = (g2 + 1) * j.panels / j.groups - q0;
     }
+    // A tile prefetching one line every 1 << s steps takes per(s) lines.
+    const auto per_tile = [K2](int s) { return (K2 + (int64_t{1} << s) - 1) >> s; };
     const int64_t lines = next_nb * K2;
     int shift = 0;
-    while (shift < kMaxPrefetchShift && nt * (K2 >> (shift + 1)) >= lines) ++shift;
-    const int64_t per = std::max<int64_t>(1, K2 >> shift), needed = (lines + per - 1) / per;
+    while (shift < kMaxPrefetchShift && nt * per_tile(shift + 1) >= lines) ++shift;
+    const int64_t per = per_tile(shift), needed = (lines + per - 1) / per;
     t.pf_shift = shift;
     for (int64_t ti = 0; ti < nt; ++ti) {
       // The f-th of the last `needed` tiles takes lines [f * per, + per), the last of them the group's last.
