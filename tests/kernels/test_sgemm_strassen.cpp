@@ -63,9 +63,10 @@ TEST(SgemmStrassen, MatchesReference) {
   if (!ss::supported()) GTEST_SKIP() << "no AVX-512F on this CPU (or OPENACL_STRASSEN=0)";
   // M/2 around the 6-row tiles and two row blocks (K/2 = 2080: 63 rows per 512 KiB; M/2 =
   // 200 over the 96-row cap, and on two threads rows enough for each to take its own);
-  // N/32 panels of 16 in groups of 4, 3 and 2.
-  const Case cases[] = {{2, 2, 32},     {14, 10, 96},   {26, 64, 160}, {128, 96, 224},
-                        {140, 4160, 64}, {64, 300, 352}, {400, 64, 96}};
+  // N/32 panels of 16 in groups of 4, 3 and 2; operands over kOperandBytes (7 x 64 rows x
+  // 900 floats) with two column groups or more per thread, the products one at a time.
+  const Case cases[] = {{2, 2, 32},    {14, 10, 96},  {26, 64, 160},  {128, 96, 224},
+                        {140, 4160, 64}, {64, 300, 352}, {400, 64, 96}, {128, 1800, 512}};
   uint32_t seed = 1;
   for (const Case& t : cases) {
     ASSERT_TRUE(ss::fits(t.M, t.K, t.N));

@@ -37,8 +37,12 @@ constexpr int64_t kBlockBytes = 512 << 10;
 // unchanged; 60 or 48 rows no better. BERT-base at batch 8: one thread
 // 1168-1240 -> 1144-1169 ms, two 629-689 -> 598-660.
 constexpr int64_t kStrassenBlockRows = 96;
+// Above this many bytes of a block's A operands (seven rows x K/2 floats
+// for Strassen's) its products go one at a time over all column groups
+// (run_groups).
+constexpr int64_t kOperandBytes = int64_t{3} << 19;
 // A tile prefetches at most one line of the next panels every 1 << this
-// many steps (run_task).
+// many steps (run_product).
 constexpr int kMaxPrefetchShift = 2;
 // Group g of `panels` 16-column panels: groups of up to four panels, sizes
 // balanced. Its first panel and its panel count.
@@ -93,15 +97,12 @@ bool enabled() {
 #ifdef OPENACL_STRASSEN_AVX512
 using namespace act512;
 
-// Floats between rows of the block buffer (run_task): one group's 64 columns.
-constexpr int64_t kBufLd = 64;
-
 // One destination of a tile: where its running sum comes from and where the
 // new sum goes.
 struct Dest {
-  const float* in;    // the running sum (kBufLd apart); null: the first product here, bias + residual instead
+  const float* in;    // the running sum (in_ld apart); null: the first product here, bias + residual instead
   float* out;         // the block buffer, or C (the quadrant's last product)
-  int64_t out_ld;     // kBufLd or TileArgs::ldc
+  int64_t in_ld, out_ld;
   const float* r;     // residual rows (ldc apart); null: none, or not the first product here
   const float* bias;  // 16 * NB values (zeros without a bias)
   float sign;
@@ -130,7 +131,7 @@ __attribute__((target("avx512f"), always_inline)) inline void add_into(const Des
 #pragma GCC unroll 16
   for (int i = 0; i < NP; ++i) {
     float* ci = d.out + i * d.out_ld;
-    const float* si = d.in ? d.in + i * kBufLd : nullptr;
+    const float* si = d.in ? d.in + i * d.in_ld : nullptr;
     const float* ri = d.r ? d.r + i * ldc : nullptr;
 #pragma GCC unroll 4
     for (int j = 0; j < NB; ++j) {
@@ -264,98 +265,131 @@ float* block_buffer(size_t floats) {
   return reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(v.data()) + 63) & ~uintptr_t{63});
 }
 
-// Column group g of the row block [j.r0, j.r1), all the form's products
-// (Strassen's seven, or the plain one). The running sums of the block's
-// quadrant tiles live in this thread's block buffer, [quadrant][row][kBufLd],
-// until a quadrant's last product writes C: C's rows lie N floats apart (a
-// multiple of 4 KiB at BERT's N, so a tile's rows share L1's sets), the
-// buffer's spread over them, and C is written once. With B's groups
-// interleaved (pack()), one thread, B hot, Intel Xeon: 1024 x 768 x 3072
-// 28.4 -> 27.9 ms (the groups) -> 27.5 (the buffer); BERT-base at batch 1 on
-// two threads 74.1-76.3 -> 72.4-72.7 ms, the other cells within noise.
-void run_task(const Job& j, int64_t g) {
+// Product pi of column group g over the row block [j.r0, j.r1), tile by
+// tile, each tile added into its quadrants' running sums (quadrant q's
+// rows at buf + q * qstride, ld floats apart, the group's columns) or, for a
+// quadrant's last product, into C. `next` (next_nb panels): the group of B
+// the next call reads, prefetched while this one runs.
+void run_product(const Job& j, int pi, int64_t g, float* buf, int64_t qstride, int64_t ld, const float* next,
+                 int64_t next_nb) {
   alignas(64) static const float kZeros[64] = {};
   const int64_t K2 = j.K2, N2 = j.N2, N = j.N;
   const int64_t r0 = j.r0, r1 = j.r1;
   const Span sp = group_span(j.panels, g);
   const int64_t p0 = sp.p0, nb = sp.nb;
   const int64_t nt = (r1 - r0 + kTileRows[nb] - 1) / kTileRows[nb];
-  float* const buf = j.nprod > 1 ? block_buffer(static_cast<size_t>(4 * (r1 - r0) * kBufLd)) : nullptr;
-  for (int pi = 0; pi < j.nprod; ++pi) {
-    const Product& P = j.products[pi];
-    TileArgs t;
-    // abase: the operand's row r0 (the sums hold the block's rows only).
-    if (P.a < 5)
-      t.a = j.sums + static_cast<size_t>(P.a) * static_cast<size_t>((r1 - r0) * K2), t.lda = K2;
-    else if (P.a == 5)
-      t.a = j.a + r0 * j.lda, t.lda = j.lda;
-    else
-      t.a = j.a + (j.M2 + r0) * j.lda + K2, t.lda = j.lda;
-    const float* const abase = t.a;
-    t.K2 = K2, t.ldc = N, t.nd = P.nq;
-    t.w = j.packed + static_cast<size_t>(pi) * static_cast<size_t>(K2 * N2) + p0 * K2 * 16;
-    t.kind = j.kind == kOther ? kNone : j.kind;
-    t.alpha = j.act ? j.act->alpha : 0.f, t.beta = j.act ? j.act->beta : 0.f;
-    // The next product's panels (after the last product, the next task's)
-    // into L2 while this product runs: B's combinations come from memory,
-    // and the hardware prefetcher starts late on each new group (128 x 768 x
-    // 3072 with B from memory, one thread: oneDNN's time over ours 1.02-1.08
-    // without, 1.09-1.13 with). By the product's last tiles, not its first:
-    // fetched early, they left L2 again under the stream of A's rows before
-    // the next product read them, and its first tile ran 1.5-1.9x as long as
-    // the others (Zen 5; BERT-base one thread 87.3-88.4 -> 85.6-85.9 ms).
-    // Spread, though, over as many of the last tiles as take one line every
-    // 2 or 4 steps (kMaxPrefetchShift), not one line every step over the last
-    // few: those few asked for lines at about the rate one core reads memory
-    // (a line per 12 cycles), and the FMAs waited (Intel Xeon, B from memory,
-    // one thread: 128 x 768 x 3072 3.87-3.95 -> 3.43-3.63 ms, 128 x 768 x
-    // 768 1.04-1.08 -> 0.97; BERT-base at batch 1 148-153 -> 136-140 ms, two
-    // threads 78-80 -> 72-74).
+  const Product& P = j.products[pi];
+  TileArgs t;
+  // abase: the operand's row r0 (the sums hold the block's rows only).
+  if (P.a < 5)
+    t.a = j.sums + static_cast<size_t>(P.a) * static_cast<size_t>((r1 - r0) * K2), t.lda = K2;
+  else if (P.a == 5)
+    t.a = j.a + r0 * j.lda, t.lda = j.lda;
+  else
+    t.a = j.a + (j.M2 + r0) * j.lda + K2, t.lda = j.lda;
+  const float* const abase = t.a;
+  t.K2 = K2, t.ldc = N, t.nd = P.nq;
+  t.w = j.packed + static_cast<size_t>(pi) * static_cast<size_t>(K2 * N2) + p0 * K2 * 16;
+  t.kind = j.kind == kOther ? kNone : j.kind;
+  t.alpha = j.act ? j.act->alpha : 0.f, t.beta = j.act ? j.act->beta : 0.f;
+  // The next product's panels (after the last product, the next task's)
+  // into L2 while this product runs: B's combinations come from memory,
+  // and the hardware prefetcher starts late on each new group (128 x 768 x
+  // 3072 with B from memory, one thread: oneDNN's time over ours 1.02-1.08
+  // without, 1.09-1.13 with). By the product's last tiles, not its first:
+  // fetched early, they left L2 again under the stream of A's rows before
+  // the next product read them, and its first tile ran 1.5-1.9x as long as
+  // the others (Zen 5; BERT-base one thread 87.3-88.4 -> 85.6-85.9 ms).
+  // Spread, though, over as many of the last tiles as take one line every
+  // 2 or 4 steps (kMaxPrefetchShift), not one line every step over the last
+  // few: those few asked for lines at about the rate one core reads memory
+  // (a line per 12 cycles), and the FMAs waited (Intel Xeon, B from memory,
+  // one thread: 128 x 768 x 3072 3.87-3.95 -> 3.43-3.63 ms, 128 x 768 x
+  // 768 1.04-1.08 -> 0.97; BERT-base at batch 1 148-153 -> 136-140 ms, two
+  // threads 78-80 -> 72-74).
+  // A tile prefetching one line every 1 << s steps takes per(s) lines.
+  const auto per_tile = [K2](int s) { return (K2 + (int64_t{1} << s) - 1) >> s; };
+  const int64_t lines = next_nb * K2;
+  int shift = 0;
+  while (shift < kMaxPrefetchShift && nt * per_tile(shift + 1) >= lines) ++shift;
+  const int64_t per = per_tile(shift), needed = (lines + per - 1) / per;
+  t.pf_shift = shift;
+  for (int64_t ti = 0; ti < nt; ++ti) {
+    // The f-th of the last `needed` tiles takes lines [f * per, + per), the last of them the group's last.
+    const int64_t f = ti - (nt - needed);
+    t.pf = next && f >= 0 ? next + std::min(f * per, lines - per) * 16 : nullptr;
+    const int64_t ta = r0 + ti * (r1 - r0) / nt, tb = r0 + (ti + 1) * (r1 - r0) / nt;
+    t.a = abase + (ta - r0) * t.lda;
+    for (int q = 0; q < P.nq; ++q) {
+      const Quad& qd = P.d[q];
+      const int64_t off = ((qd.q / 2) * j.M2 + ta) * N + (qd.q % 2) * N2 + p0 * 16;
+      float* const sum = buf ? buf + qd.q * qstride + (ta - r0) * ld : nullptr;
+      Dest& d = t.d[q];
+      d.in = qd.first ? nullptr : sum;
+      d.out = qd.last ? j.c + off : sum;
+      d.in_ld = ld, d.out_ld = qd.last ? N : ld;
+      d.r = j.res && qd.first ? j.res + off : nullptr;
+      d.bias = j.bias ? j.bias + (qd.q % 2) * N2 + p0 * 16 : kZeros;
+      d.sign = qd.sign, d.last = qd.last;
+    }
+    kTiles[static_cast<size_t>(nb)][static_cast<size_t>(tb - ta)](t);
+    if (j.kind == kOther)  // an activation without a vector form in act512: on the stored rows
+      for (int q = 0; q < P.nq; ++q)
+        if (P.d[q].last)
+          for (int64_t i = 0; i < tb - ta; ++i) {
+            float* row = t.d[q].out + i * N;
+            if (j.gelu)
+              gelu_avx512(row, nb * 16);
+            else
+              j.act->apply_range(row, 0, nb * 16);
+          }
+  }
+}
+
+// Column groups [g0, g1) of the row block [j.r0, j.r1), all the form's
+// products (Strassen's seven, or the plain one). The running sums of the
+// quadrant tiles live in this thread's block buffer until a quadrant's last
+// product writes C: C's rows lie N floats apart (a multiple of 4 KiB at
+// BERT's N, so a tile's rows share L1's sets), the buffer's spread over
+// them, and C is written once. With B's groups interleaved (pack()), one
+// thread, B hot, Intel Xeon: 1024 x 768 x 3072 28.4 -> 27.9 ms (the groups)
+// -> 27.5 (the buffer); BERT-base at batch 1 on two threads 74.1-76.3 ->
+// 72.4-72.7 ms, the other cells within noise.
+// Group by group, all products of a group before the next (the buffer one
+// group wide), where the block's seven A operands take at most
+// kOperandBytes; else product by product, all groups of a product before
+// the next (the buffer as wide as the groups), so that one operand at a
+// time stays in L2 instead of seven coming from L3 for every group: BERT's
+// 3072 -> 768 GEMM at batch 1 (2.75 MB of operands) on two threads, B from
+// memory, 2.13 -> 2.01 ms (medians of six alternating runs), 3% of its
+// time in the model; at batch 8 (3.6 MB) no change.
+void run_groups(const Job& j, int64_t g0, int64_t g1) {
+  if (g0 >= g1) return;
+  const int64_t rows = j.r1 - j.r0, ng = g1 - g0;
+  const bool outer = j.nprod > 1 && ng > 1 && j.nprod * rows * j.K2 * int64_t{sizeof(float)} > kOperandBytes;
+  const int64_t c0 = group_span(j.panels, g0).p0;
+  const Span last = group_span(j.panels, g1 - 1);
+  const int64_t ld = outer ? (last.p0 + last.nb - c0) * 16 : 64;
+  float* const buf = j.nprod > 1 ? block_buffer(static_cast<size_t>(4 * rows * ld)) : nullptr;
+  const int64_t n = ng * j.nprod;
+  const auto at = [&](int64_t i, int* pi, int64_t* g) {
+    *pi = static_cast<int>(outer ? i / ng : i % j.nprod);
+    *g = g0 + (outer ? i % ng : i / j.nprod);
+  };
+  for (int64_t i = 0; i < n; ++i) {
+    int pi, pn;
+    int64_t g, gn;
+    at(i, &pi, &g);
     const float* next = nullptr;
     int64_t next_nb = 0;
-    if (pi + 1 < j.nprod) {
-      next = t.w + static_cast<size_t>(K2 * N2), next_nb = nb;
-    } else if (g + 1 < j.groups) {
-      const Span sn = group_span(j.panels, g + 1);
-      next = j.packed + sn.p0 * K2 * 16, next_nb = sn.nb;
+    if (i + 1 < n) {
+      at(i + 1, &pn, &gn);
+      const Span sn = group_span(j.panels, gn);
+      next = j.packed + static_cast<size_t>(pn) * static_cast<size_t>(j.K2 * j.N2) + sn.p0 * j.K2 * 16;
+      next_nb = sn.nb;
     }
-    // A tile prefetching one line every 1 << s steps takes per(s) lines.
-    const auto per_tile = [K2](int s) { return (K2 + (int64_t{1} << s) - 1) >> s; };
-    const int64_t lines = next_nb * K2;
-    int shift = 0;
-    while (shift < kMaxPrefetchShift && nt * per_tile(shift + 1) >= lines) ++shift;
-    const int64_t per = per_tile(shift), needed = (lines + per - 1) / per;
-    t.pf_shift = shift;
-    for (int64_t ti = 0; ti < nt; ++ti) {
-      // The f-th of the last `needed` tiles takes lines [f * per, + per), the last of them the group's last.
-      const int64_t f = ti - (nt - needed);
-      t.pf = next && f >= 0 ? next + std::min(f * per, lines - per) * 16 : nullptr;
-      const int64_t ta = r0 + ti * (r1 - r0) / nt, tb = r0 + (ti + 1) * (r1 - r0) / nt;
-      t.a = abase + (ta - r0) * t.lda;
-      for (int q = 0; q < P.nq; ++q) {
-        const Quad& qd = P.d[q];
-        const int64_t off = ((qd.q / 2) * j.M2 + ta) * N + (qd.q % 2) * N2 + p0 * 16;
-        float* const sum = buf ? buf + (qd.q * (r1 - r0) + (ta - r0)) * kBufLd : nullptr;
-        Dest& d = t.d[q];
-        d.in = qd.first ? nullptr : sum;
-        d.out = qd.last ? j.c + off : sum;
-        d.out_ld = qd.last ? N : kBufLd;
-        d.r = j.res && qd.first ? j.res + off : nullptr;
-        d.bias = j.bias ? j.bias + (qd.q % 2) * N2 + p0 * 16 : kZeros;
-        d.sign = qd.sign, d.last = qd.last;
-      }
-      kTiles[static_cast<size_t>(nb)][static_cast<size_t>(tb - ta)](t);
-      if (j.kind == kOther)  // an activation without a vector form in act512: on the stored rows
-        for (int q = 0; q < P.nq; ++q)
-          if (P.d[q].last)
-            for (int64_t i = 0; i < tb - ta; ++i) {
-              float* row = t.d[q].out + i * N;
-              if (j.gelu)
-                gelu_avx512(row, nb * 16);
-              else
-                j.act->apply_range(row, 0, nb * 16);
-            }
-    }
+    float* const gb = buf && outer ? buf + (group_span(j.panels, g).p0 - c0) * 16 : buf;
+    run_product(j, pi, g, gb, rows * ld, ld, next, next_nb);
   }
 }
 
@@ -375,15 +409,18 @@ void run_rows(Job& j, bool sums, int64_t m0, int64_t m1, int64_t most, bool spre
     j.r1 = std::min(m1, j.r0 + step);
     if (!spread) {
       if (sums) make_sums(j.a, j.lda, j.M2, j.K2, j.r0, j.r1, j.r0, j.r1 - j.r0, j.sums);
-      for (int64_t g = 0; g < j.groups; ++g) run_task(j, g);
+      run_groups(j, 0, j.groups);
       continue;
     }
     if (sums)
       parallel_for(j.r1 - j.r0, std::max<int64_t>(1, 4096 / j.K2), [&](int64_t lo, int64_t hi) {
         make_sums(j.a, j.lda, j.M2, j.K2, j.r0 + lo, j.r0 + hi, j.r0, j.r1 - j.r0, j.sums);
       });
-    parallel_for(j.groups, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t g = lo; g < hi; ++g) run_task(j, g);
+    // A contiguous share of the groups per thread (as parallel_for's static
+    // chunks gave before), in one call: run_groups may go product by product.
+    const int64_t threads = std::min(compute_threads(), j.groups);
+    parallel_for(threads, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t t = lo; t < hi; ++t) run_groups(j, t * j.groups / threads, (t + 1) * j.groups / threads);
     });
   }
 }
