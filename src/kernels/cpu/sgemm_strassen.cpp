@@ -292,11 +292,12 @@ void run_product(const Job& j, int pi, int64_t g, float* buf, int64_t qstride, i
   t.w = j.packed + static_cast<size_t>(pi) * static_cast<size_t>(K2 * N2) + p0 * K2 * 16;
   t.kind = j.kind == kOther ? kNone : j.kind;
   t.alpha = j.act ? j.act->alpha : 0.f, t.beta = j.act ? j.act->beta : 0.f;
-  // The next product's panels (after the last product, the next task's)
-  // into L2 while this product runs: B's combinations come from memory,
-  // and the hardware prefetcher starts late on each new group (128 x 768 x
-  // 3072 with B from memory, one thread: oneDNN's time over ours 1.02-1.08
-  // without, 1.09-1.13 with). By the product's last tiles, not its first:
+  // The next call's group of B (the next product's, or in product-major
+  // order the next group's) into L2 while this product runs: B's
+  // combinations come from memory, and the hardware prefetcher starts late
+  // on each new group (128 x 768 x 3072 with B from memory, one thread:
+  // oneDNN's time over ours 1.02-1.08 without, 1.09-1.13 with). By the
+  // product's last tiles, not its first:
   // fetched early, they left L2 again under the stream of A's rows before
   // the next product read them, and its first tile ran 1.5-1.9x as long as
   // the others (Zen 5; BERT-base one thread 87.3-88.4 -> 85.6-85.9 ms).

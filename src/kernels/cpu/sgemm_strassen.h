@@ -27,8 +27,10 @@
 // it belongs to: the first product to reach a quadrant writes bias +
 // residual + its sums, the last adds its own, applies the activation and
 // writes C. C is computed in blocks of rows x 64 columns, all seven
-// products per block; the quadrant tiles' running sums stay in a compact
-// per-thread buffer (L1/L2) between them, and C is written once.
+// products per block (where a row block's seven A operands are large, each
+// product over all of a thread's blocks of columns in turn); the quadrant
+// tiles' running sums stay in a compact per-thread buffer (L1/L2) between
+// them, and C is written once.
 //
 // Packed layout (packed_floats() floats): the seven combinations one after
 // another, each in groups of up to four 16-column panels (the N/32 panels
