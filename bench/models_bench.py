@@ -19,8 +19,7 @@
                   INFERENCE_PRECISION_HINT=f32 (it would pick bf16 on CPUs
                   that have it, which is not the comparison we want)
    Each loads its model (timed) and runs warm-up executes; then rounds are
-   interleaved (A, B, C, D, then B, C, D, A, ...: the order turns by one
-   each round) so machine noise and cache warmth hit all alike. Every
+   interleaved (A, B, C, D, A, B, ...) so machine noise hits all alike. Every
    execute is timed; median and p90 are over all of a runtime's executes.
 3. Outputs are compared after the last round: each runtime against
    onnxruntime (rtol 1e-3, atol 1e-4 times the output's largest magnitude
@@ -427,14 +426,8 @@ def run_cell(spec, om, threads, runtimes, opts, tmp):
         except (RuntimeError, OSError, KeyError) as e:
             c.fail(e)
     live = [c for c in children.values() if not c.error]
-    for r in range(opts.rounds):
-        # The order turns by one each round: the runtime that goes first
-        # meets caches the others have filled, the one right after another
-        # OpenACL process finds the same .om's weights warm in the shared L3
-        # (its pages are the same file's), so no runtime may always have the
-        # same place.
-        turn = r % max(1, len(live))
-        for c in live[turn:] + live[:turn]:
+    for _ in range(opts.rounds):
+        for c in live:
             if c.error:
                 continue
             try:
