@@ -16,11 +16,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "base/page_alloc.h"
 #include "kernels/cpu/sgemm_strassen.h"
 #ifdef OPENACL_HAVE_DNNL
 #include <dnnl.h>
@@ -30,22 +30,24 @@ namespace ss = openacl::kernels::cpu::sgemm_strassen;
 
 namespace {
 
-// Buffers 64-byte aligned, as the runtime's arena places tensors: a large
-// std::vector<float> starts 16 bytes past a page, and then every 64-byte
-// store into C's rows splits across two cache lines (1024 x 768 x 3072,
-// one thread: the Strassen GEMM about 15% slower so: 32.4-33.4 ms
-// against 27.5-28.4).
-template <class T>
-struct Aligned64 {
-  using value_type = T;
-  Aligned64() = default;
-  template <class U>
-  Aligned64(const Aligned64<U>&) {}
-  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
-  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
-  bool operator==(const Aligned64&) const { return true; }
+// n floats from alloc_pages: 64-byte aligned, as the runtime's arena
+// places tensors. A large std::vector<float> starts 16 bytes past a page,
+// and then every 64-byte store into C's rows splits across two cache lines
+// (1024 x 768 x 3072, one thread: the Strassen GEMM about 15% slower so:
+// 32.4-33.4 ms against 27.5-28.4).
+struct Floats {
+  explicit Floats(size_t n) : buf(openacl::alloc_pages(n * sizeof(float))), n(n) {
+    if (!buf) {
+      std::fprintf(stderr, "gemm_bench: cannot allocate %zu floats\n", n);
+      std::exit(1);
+    }
+  }
+  float* data() const { return static_cast<float*>(buf.get()); }
+  float* begin() const { return data(); }
+  float* end() const { return data() + n; }
+  openacl::PageBuffer buf;
+  size_t n;
 };
-using Floats = std::vector<float, Aligned64<float>>;
 
 int usage() {
   std::fprintf(stderr, "usage: gemm_bench M K N [--form strassen|plain|onednn] [--iters N] [--cold]\n");
@@ -101,14 +103,11 @@ int main(int argc, char** argv) {
   for (float& x : a) x = dist(gen);
   for (float& x : b) x = dist(gen);
   for (float& x : bias) x = dist(gen);
-  Floats packed;
-  if (strassen) {
-    packed.resize(ss::packed_floats(K, N));
+  Floats packed(strassen ? ss::packed_floats(K, N) : plain ? ss::plain_floats(K, N) : 0);
+  if (strassen)
     ss::pack(b.data(), K, N, N, 1, packed.data());
-  } else if (plain) {
-    packed.resize(ss::plain_floats(K, N));
+  else if (plain)
     ss::pack_plain(b.data(), K, N, N, 1, packed.data());
-  }
   std::vector<char> junk(cold ? size_t{512} << 20 : 0);
   std::vector<double> ms;
   for (int it = -2; it < iters; ++it) {  // two warm-up runs

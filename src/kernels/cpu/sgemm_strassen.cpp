@@ -44,13 +44,15 @@ constexpr int64_t kOperandBytes = int64_t{3} << 19;
 // A tile prefetches at most one line of the next panels every 1 << this
 // many steps (run_product).
 constexpr int kMaxPrefetchShift = 2;
-// Group g of `panels` 16-column panels: groups of up to four panels, sizes
-// balanced. Its first panel and its panel count.
+// `panels` 16-column panels go in this many groups of up to four, sizes
+// balanced (the packed layout's and the tasks' groups alike).
+int64_t group_count(int64_t panels) { return (panels + 3) / 4; }
+// Group g: its first panel and its panel count.
 struct Span {
   int64_t p0, nb;
 };
 Span group_span(int64_t panels, int64_t g) {
-  const int64_t groups = (panels + 3) / 4;
+  const int64_t groups = group_count(panels);
   const int64_t p0 = g * panels / groups;
   return {p0, (g + 1) * panels / groups - p0};
 }
@@ -437,7 +439,7 @@ void run_rows(Job& j, bool sums, int64_t m0, int64_t m1, int64_t most, bool spre
 void run_blocks(Job& j, bool sums) {
   int64_t most = std::max<int64_t>(6, kBlockBytes / (j.K2 * static_cast<int64_t>(sizeof(float))));
   if (sums) most = std::min(most, kStrassenBlockRows);
-  j.groups = (j.panels + 3) / 4;
+  j.groups = group_count(j.panels);
   const int64_t threads = compute_threads();
   if (!sums || threads < 2 || j.M2 < threads * kStrassenBlockRows) {
     run_rows(j, sums, 0, j.M2, most, true);
@@ -495,7 +497,7 @@ void pack(const float* b, int64_t K, int64_t N, int64_t stride_k, int64_t stride
   const int64_t K2 = K / 2, N2 = N / 2, panels = N2 / 16;
   const size_t combo = static_cast<size_t>(K2 * N2);
   auto at = [&](int64_t k, int64_t n) { return b[k * stride_k + n * stride_n]; };
-  parallel_for((panels + 3) / 4, 1, [&](int64_t lo, int64_t hi) {
+  parallel_for(group_count(panels), 1, [&](int64_t lo, int64_t hi) {
     for (int64_t g = lo; g < hi; ++g) {
       const Span sp = group_span(panels, g);
       for (int64_t k = 0; k < K2; ++k)
@@ -550,7 +552,7 @@ const char* plain_recipe() { return "openacl gemm512 v2 [N/16 in groups of <=4 p
 
 void pack_plain(const float* b, int64_t K, int64_t N, int64_t stride_k, int64_t stride_n, float* out) {
   const int64_t panels = N / 16;
-  parallel_for((panels + 3) / 4, 1, [&](int64_t lo, int64_t hi) {
+  parallel_for(group_count(panels), 1, [&](int64_t lo, int64_t hi) {
     for (int64_t g = lo; g < hi; ++g) {
       const Span sp = group_span(panels, g);
       for (int64_t k = 0; k < K; ++k)
