@@ -19,8 +19,13 @@
                   INFERENCE_PRECISION_HINT=f32 (it would pick bf16 on CPUs
                   that have it, which is not the comparison we want)
    Each loads its model (timed) and runs warm-up executes; then rounds are
-   interleaved (A, B, C, D, A, B, ...) so machine noise hits all alike. Every
-   execute is timed; median and p90 are over all of a runtime's executes.
+   interleaved (A, B, C, D, A, B, ...) so machine noise hits all alike. Each
+   turn starts with --turn-warmup executes (default 1) outside the median:
+   the first execute after another process's turn runs on caches that
+   process left (and openacl_c, after openacl_py on the same .om, on warm
+   ones), so it measures the turn's place more than the runtime; they are
+   kept in the JSON (turn_first_median_ms). Median and p90 are over the
+   turns' other executes.
 3. Outputs are compared after the last round: each runtime against
    onnxruntime (rtol 1e-3, atol 1e-4 times the output's largest magnitude
    where that is below 1); a mismatch marks the row, it does not stop the
@@ -266,7 +271,7 @@ class Child:
     """A runtime's process; reads its JSON lines (anything else it prints is ignored)."""
 
     def __init__(self, name, argv, env, tmp):
-        self.name, self.error, self.times, self.load_ms, self.final = name, None, [], None, {}
+        self.name, self.error, self.times, self.first, self.load_ms, self.final = name, None, [], [], None, {}
         self.stderr_path = os.path.join(tmp, f"{name}.stderr")
         with open(self.stderr_path, "w") as err:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env,
@@ -431,8 +436,10 @@ def run_cell(spec, om, threads, runtimes, opts, tmp):
             if c.error:
                 continue
             try:
-                c.send(f"run {opts.iters}")
-                c.times += c.reply()["times_ms"]
+                c.send(f"run {opts.turn_warmup + opts.iters}")
+                times = c.reply()["times_ms"]
+                c.first += times[:opts.turn_warmup]
+                c.times += times[opts.turn_warmup:]
             except (RuntimeError, OSError, KeyError) as e:
                 c.fail(e)
             time.sleep(opts.gap_ms / 1e3)  # let its pool's workers go idle before the next one runs
@@ -471,6 +478,8 @@ def run_cell(spec, om, threads, runtimes, opts, tmp):
         if c.times:
             med, p90 = statistics.median(c.times), percentile(c.times, 0.9)
             r.update(median_ms=med, p90_ms=p90, executes=len(c.times), throughput=batch / (med / 1e3))
+        if c.first:
+            r["turn_first_median_ms"] = statistics.median(c.first)
         if c.load_ms is not None:
             r["load_ms"] = c.load_ms
         if "vmhwm_kb" in c.final or "ru_maxrss_kb" in c.final:
@@ -605,6 +614,8 @@ def main():
     ap.add_argument("--rounds", type=int, help="interleaved rounds (default 10, --quick 2)")
     ap.add_argument("--iters", type=int, help="executes per runtime per round (default 5, --quick 2)")
     ap.add_argument("--warmup", type=int, help="executes before timing (default 3, --quick 1)")
+    ap.add_argument("--turn-warmup", type=int, default=1,
+                    help="executes at the start of each turn left out of the median (default 1)")
     ap.add_argument("--gap-ms", type=float, default=20, help="pause between two runtimes' turns")
     ap.add_argument("--json", default=str(ROOT / "bench" / "results" / "models.json"))
     ap.add_argument("--md", help="also write the Markdown table here")
@@ -620,6 +631,8 @@ def main():
     opts.warmup = opts.warmup if opts.warmup is not None else (1 if q else 3)
     if opts.worker:
         return worker(opts)
+    if opts.turn_warmup < 0 or opts.iters < 1 or opts.rounds < 1:
+        raise SystemExit("models_bench: --rounds and --iters need at least 1, --turn-warmup at least 0")
 
     # --quick keeps to the smallest grid unless told otherwise: a smoke test, under two minutes.
     threads = [int(t) for t in (opts.threads or ("1" if q else f"1,{os.cpu_count() or 1}")).split(",")]
@@ -634,7 +647,8 @@ def main():
             raise SystemExit(f"models_bench: {BUILD / 'bin' / exe} missing: ninja -C {BUILD} {exe}")
 
     doc = {"machine": machine_facts(), "settings": {k: getattr(opts, k) for k in ("rounds", "iters", "warmup",
-                                                                                    "gap_ms", "quick")},
+                                                                                    "turn_warmup", "gap_ms",
+                                                                                    "quick")},
            "tolerance": {"rtol": RTOL, "atol": ATOL, "atol_scaled_to_outputs_below_1": True}}
     doc["peak"] = measure_peak(max(threads), q)
     with tempfile.TemporaryDirectory() as tmp:
