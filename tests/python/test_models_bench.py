@@ -68,7 +68,9 @@ def test_models_bench_quick_on_a_model_file(tmp_path):
     assert list(cell["runtimes"]) == runtimes
     for rt, r in cell["runtimes"].items():
         assert "error" not in r, (rt, r)
-        assert r["executes"] >= 1 and 0 < r["median_ms"] <= r["p90_ms"]
+        # --quick: 2 rounds of 2 timed executes, each turn's first (the turn warm-up) apart.
+        assert r["executes"] == 4 and 0 < r["median_ms"] <= r["p90_ms"]
+        assert r["turn_first_median_ms"] > 0
         assert r["throughput"] == pytest.approx(2 / (r["median_ms"] / 1e3))
         assert r["peak_rss_mb"] > 0 and r["load_ms"] > 0
         assert r["gflops"] > 0 and r["pct_peak"] > 0
