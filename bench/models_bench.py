@@ -18,6 +18,10 @@
      openvino     CPU, INFERENCE_NUM_THREADS=t, PERFORMANCE_HINT=LATENCY,
                   INFERENCE_PRECISION_HINT=f32 (it would pick bf16 on CPUs
                   that have it, which is not the comparison we want)
+   A cell's four processes run on the same t CPUs (the first t this one may
+   use; --no-pin leaves them to the scheduler, which kept a process on the
+   CPU it last ran on: on a VM whose one vCPU turned slow for a while, the
+   runtimes that happened to sit there ran 1.4x slower for the whole cell).
    Each loads its model (timed) and runs warm-up executes; then rounds are
    interleaved (A, B, C, D, A, B, ...) so machine noise hits all alike. Each
    turn starts with --turn-warmup executes (default 1) outside the median:
@@ -270,12 +274,13 @@ def worker(args):
 class Child:
     """A runtime's process; reads its JSON lines (anything else it prints is ignored)."""
 
-    def __init__(self, name, argv, env, tmp):
+    def __init__(self, name, argv, env, tmp, cpus=None):
         self.name, self.error, self.times, self.first, self.load_ms, self.final = name, None, [], [], None, {}
         self.stderr_path = os.path.join(tmp, f"{name}.stderr")
         with open(self.stderr_path, "w") as err:
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env,
-                                         text=True, bufsize=1)
+                                         text=True, bufsize=1,
+                                         preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
 
     def reply(self, timeout=1800):
         deadline = time.monotonic() + timeout
@@ -403,10 +408,18 @@ def build_om(onnx_path, out_dir):
     return pathlib.Path(f"{om}.om"), time.perf_counter() - t0
 
 
+def cell_cpus(threads):
+    """The first `threads` CPUs this process may use: every runtime of a cell
+    runs on the same ones (--pin)."""
+    allowed = sorted(os.sched_getaffinity(0))
+    return set(allowed[:threads]) if threads < len(allowed) else None
+
+
 def run_cell(spec, om, threads, runtimes, opts, tmp):
     import numpy as np
     name, batch, onnx_path, inputs = spec
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    cpus = cell_cpus(threads) if opts.pin else None
     me = [sys.executable, str(pathlib.Path(__file__).resolve())]
     common = ["--worker-onnx", str(onnx_path), "--worker-om", str(om), "--worker-threads", str(threads),
               "--worker-inputs", json.dumps([(k, str(v)) for k, v in inputs]), "--warmup", str(opts.warmup)]
@@ -424,7 +437,7 @@ def run_cell(spec, om, threads, runtimes, opts, tmp):
             argv = [str(exe), str(om), *raw, "--dump", dump, "--warmup", str(opts.warmup), "--serve"]
         else:
             argv = me + ["--worker", rt, "--worker-dump", dump] + common
-        c = children[rt] = Child(rt, argv, env, tmp)
+        c = children[rt] = Child(rt, argv, env, tmp, cpus)
         c.dump = dump
         try:
             c.load_ms = c.reply()["load_ms"]
@@ -616,6 +629,8 @@ def main():
     ap.add_argument("--warmup", type=int, help="executes before timing (default 3, --quick 1)")
     ap.add_argument("--turn-warmup", type=int, default=1,
                     help="executes at the start of each turn left out of the median (default 1)")
+    ap.add_argument("--no-pin", dest="pin", action="store_false",
+                    help="let the scheduler place each runtime (default: a cell's runtimes share its first t CPUs)")
     ap.add_argument("--gap-ms", type=float, default=20, help="pause between two runtimes' turns")
     ap.add_argument("--json", default=str(ROOT / "bench" / "results" / "models.json"))
     ap.add_argument("--md", help="also write the Markdown table here")
@@ -647,7 +662,7 @@ def main():
             raise SystemExit(f"models_bench: {BUILD / 'bin' / exe} missing: ninja -C {BUILD} {exe}")
 
     doc = {"machine": machine_facts(), "settings": {k: getattr(opts, k) for k in ("rounds", "iters", "warmup",
-                                                                                    "turn_warmup", "gap_ms",
+                                                                                    "turn_warmup", "pin", "gap_ms",
                                                                                     "quick")},
            "tolerance": {"rtol": RTOL, "atol": ATOL, "atol_scaled_to_outputs_below_1": True}}
     doc["peak"] = measure_peak(max(threads), q)
