@@ -409,8 +409,8 @@ def build_om(onnx_path, out_dir):
 
 
 def cell_cpus(threads):
-    """The first `threads` CPUs this process may use: every runtime of a cell
-    runs on the same ones (--pin)."""
+    """The first `threads` CPUs this process may use, for every runtime of a
+    cell; None where that is all of them (nothing to pin)."""
     allowed = sorted(os.sched_getaffinity(0))
     return set(allowed[:threads]) if threads < len(allowed) else None
 

@@ -133,6 +133,8 @@ TEST(AttentionFast, TileEdgesMatchReference) {
       {2, 2, 1, 6, 48, 32, 48, Mask::kFull, true},
       {1, 1, 1, 3, 100, 64, 32, Mask::kNone, false},
       {1, 3, 3, 20, 16, 5, 16, Mask::kPerBatch, true},
+      // Many keys: the 16-lane tiles' blocks of fewer query rows (18 at 3000 keys)
+      {1, 2, 1, 40, 3000, 16, 32, Mask::kPerKey, false},
   };
   for (const Shape& s : shapes) {
     const std::string name = "B" + std::to_string(s.batch) + " H" + std::to_string(s.hq) + "/" +

@@ -482,15 +482,18 @@ OPENACL_AVX512F float softmax_row(float* s, const float* m, int64_t n) {
 // them). Tile by tile through both products instead, each 6-row tile read
 // all of K^T and V from L2. BERT-base's attention on an Intel Xeon: at batch
 // 8 56.2-58.4 -> 53.4-54.9 ms on one thread, 27.7-30.1 -> 26.1-28.3 on two;
-// at batch 1 (6.3-6.6 ms) no change.
+// at batch 1 (6.3-6.6 ms) no change. With many keys the block has fewer
+// rows, so that its scores stay within kBlockScoreBytes (in L2).
+constexpr int64_t kBlockScoreBytes = 256 << 10;
 OPENACL_AVX512F void head_rows(const FastAttention& a, int64_t b, int64_t h, int64_t r0, int64_t r1,
                                const tiles::Scratch& w) {
   const int64_t kh = h / a.group, panels = (a.skv + kPanel - 1) / kPanel, lds = w.lds;
+  const int64_t most = std::clamp<int64_t>(kBlockScoreBytes / (lds * int64_t{sizeof(float)}) / kMr * kMr, kMr, kRows);
   tiles::pack_kt(a.k + b * a.kv.sb + kh * a.kv.sh, a.kv.ss, a.skv, a.dk, w.kt);
   tiles::pack_v(a.v + b * a.vv.sb + kh * a.vv.sh, a.vv.ss, a.skv, a.dv, w.v);
   float inv[kRows];
-  for (int64_t b0 = r0; b0 < r1; b0 += kRows) {
-    const int64_t rows = std::min(kRows, r1 - b0), nt = (rows + kMr - 1) / kMr;
+  for (int64_t b0 = r0; b0 < r1; b0 += most) {
+    const int64_t rows = std::min(most, r1 - b0), nt = (rows + kMr - 1) / kMr;
     // Row tile t: rows [t * rows / nt, (t + 1) * rows / nt) of the block (sizes balanced).
     const auto first = [rows, nt](int64_t t) { return t * rows / nt; };
     const float* qb = a.q + b * a.qv.sb + h * a.qv.sh + b0 * a.qv.ss;
