@@ -290,15 +290,23 @@ OPENACL_AVX2_FMA float softmax_row(float* s, const float* m, int64_t n) {
   return 1.f / _mm_cvtss_f32(t);
 }
 
-// Scratch of one task: packed K^T and V, the scores of a block of kRows
-// query rows (tiles16; the AVX2 tiles use one row tile's).
+// Query rows per block of the 16-lane tiles (tiles16::head_rows): up to
+// kRows, fewer where the keys are many, so that a block's scores (rows of
+// lds floats) stay within 256 KiB, in L2.
+int64_t block_rows(int64_t lds) {
+  constexpr int64_t kBlockScoreBytes = 256 << 10;
+  return std::clamp<int64_t>(kBlockScoreBytes / (lds * int64_t{sizeof(float)}) / kMr * kMr, kMr, kRows);
+}
+
+// Scratch of one task: packed K^T and V, the scores of a block of
+// block_rows() query rows (the AVX2 tiles use one row tile's).
 struct Scratch {
   float *kt, *v, *s;
   int64_t lds;  // score row stride: skv rounded up to 16
 
   static int64_t stride(const FastAttention& a) { return (a.skv + kPanel - 1) / kPanel * kPanel; }
   static size_t floats(const FastAttention& a) {
-    return static_cast<size_t>(stride(a) * a.dk + a.skv * a.dv + kRows * stride(a));
+    return static_cast<size_t>(stride(a) * a.dk + a.skv * a.dv + block_rows(stride(a)) * stride(a));
   }
   Scratch(const FastAttention& a, float* base) : lds(stride(a)) {
     kt = base, v = kt + lds * a.dk, s = v + a.skv * a.dv;
@@ -483,12 +491,11 @@ OPENACL_AVX512F float softmax_row(float* s, const float* m, int64_t n) {
 // all of K^T and V from L2. BERT-base's attention on an Intel Xeon: at batch
 // 8 56.2-58.4 -> 53.4-54.9 ms on one thread, 27.7-30.1 -> 26.1-28.3 on two;
 // at batch 1 (6.3-6.6 ms) no change. With many keys the block has fewer
-// rows, so that its scores stay within kBlockScoreBytes (in L2).
-constexpr int64_t kBlockScoreBytes = 256 << 10;
+// rows (tiles::block_rows).
 OPENACL_AVX512F void head_rows(const FastAttention& a, int64_t b, int64_t h, int64_t r0, int64_t r1,
                                const tiles::Scratch& w) {
   const int64_t kh = h / a.group, panels = (a.skv + kPanel - 1) / kPanel, lds = w.lds;
-  const int64_t most = std::clamp<int64_t>(kBlockScoreBytes / (lds * int64_t{sizeof(float)}) / kMr * kMr, kMr, kRows);
+  const int64_t most = tiles::block_rows(lds);
   tiles::pack_kt(a.k + b * a.kv.sb + kh * a.kv.sh, a.kv.ss, a.skv, a.dk, w.kt);
   tiles::pack_v(a.v + b * a.vv.sb + kh * a.vv.sh, a.vv.ss, a.skv, a.dv, w.v);
   float inv[kRows];
