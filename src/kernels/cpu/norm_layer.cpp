@@ -77,24 +77,26 @@ OPENACL_AVX2_CLONES void norm_rows_f32(const float* x, float* y, int64_t lo, int
     float mean = 0.f;
     int64_t i = 0;
     if (center) {
-      v8f s0 = {}, s1 = {};
-      for (; i + 16 <= cols; i += 16) s0 += ld8(xr + i), s1 += ld8(xr + i + 8);
+      v8f s0 = {}, s1 = {}, s2 = {}, s3 = {};
+      for (; i + 32 <= cols; i += 32)
+        s0 += ld8(xr + i), s1 += ld8(xr + i + 8), s2 += ld8(xr + i + 16), s3 += ld8(xr + i + 24);
       for (; i + 8 <= cols; i += 8) s0 += ld8(xr + i);
-      float s = hsum8(s0 + s1);
+      float s = hsum8((s0 + s1) + (s2 + s3));
       for (; i < cols; ++i) s += xr[i];
       mean = cols ? s / static_cast<float>(cols) : 0.f;
     }
-    v8f q0 = {}, q1 = {};
+    v8f q0 = {}, q1 = {}, q2 = {}, q3 = {};
     const v8f m8 = v8f{} + mean;
-    for (i = 0; i + 16 <= cols; i += 16) {
+    for (i = 0; i + 32 <= cols; i += 32) {
       const v8f d0 = ld8(xr + i) - m8, d1 = ld8(xr + i + 8) - m8;
-      q0 += d0 * d0, q1 += d1 * d1;
+      const v8f d2 = ld8(xr + i + 16) - m8, d3 = ld8(xr + i + 24) - m8;
+      q0 += d0 * d0, q1 += d1 * d1, q2 += d2 * d2, q3 += d3 * d3;
     }
     for (; i + 8 <= cols; i += 8) {
       const v8f d = ld8(xr + i) - m8;
       q0 += d * d;
     }
-    float q = hsum8(q0 + q1);
+    float q = hsum8((q0 + q1) + (q2 + q3));
     for (; i < cols; ++i) q += (xr[i] - mean) * (xr[i] - mean);
     const float var = cols ? q / static_cast<float>(cols) : 0.f;
     const float inv = static_cast<float>(1.0 / std::sqrt(static_cast<double>(var) + eps));
