@@ -41,6 +41,10 @@ constexpr int64_t kStrassenBlockRows = 96;
 // for Strassen's) its products go one at a time over all column groups
 // (run_groups).
 constexpr int64_t kOperandBytes = int64_t{3} << 19;
+// run_split: each thread's share of K2 at least this many steps, and the
+// partial products of the threads past the first within this many bytes.
+constexpr int64_t kMinSplitSteps = 256;
+constexpr int64_t kSplitBytes = int64_t{16} << 20;
 // A tile prefetches at most one line of the next panels every 1 << this
 // many steps (run_product).
 constexpr int kMaxPrefetchShift = 2;
@@ -219,23 +223,23 @@ const std::array<TileRow, 5> kTiles = {
     row<3>(std::make_integer_sequence<int, 16>{}), row<4>(std::make_integer_sequence<int, 16>{})};
 
 // A's five sums of rows [r0, r1) of the half (row r of a sum combines rows
-// r and M2 + r of A): sums[s][r - first][k], s as Product::a, planes of
-// `rows` rows.
-void make_sums(const float* a, int64_t lda, int64_t M2, int64_t K2, int64_t r0, int64_t r1, int64_t first,
-               int64_t rows, float* sums) {
-  const size_t plane = static_cast<size_t>(rows * K2);
+// r and M2 + r of A), over the kw columns from k0 of each half:
+// sums[s][r - first][k - k0], s as Product::a, planes of `rows` rows.
+void make_sums(const float* a, int64_t lda, int64_t M2, int64_t K2, int64_t k0, int64_t kw, int64_t r0, int64_t r1,
+               int64_t first, int64_t rows, float* sums) {
+  const size_t plane = static_cast<size_t>(rows * kw);
   for (int64_t r = r0; r < r1; ++r) {
-    const float* a11 = a + r * lda;
+    const float* a11 = a + r * lda + k0;
     const float* a12 = a11 + K2;
-    const float* a21 = a + (M2 + r) * lda;
+    const float* a21 = a + (M2 + r) * lda + k0;
     const float* a22 = a21 + K2;
-    float* s0 = sums + (r - first) * K2;
+    float* s0 = sums + (r - first) * kw;
     float* s1 = s0 + plane;
     float* s2 = s1 + plane;
     float* s3 = s2 + plane;
     float* s4 = s3 + plane;
 #pragma omp simd
-    for (int64_t k = 0; k < K2; ++k) {
+    for (int64_t k = 0; k < kw; ++k) {
       s0[k] = a11[k] + a22[k];
       s1[k] = a21[k] + a22[k];
       s2[k] = a11[k] + a12[k];
@@ -248,6 +252,7 @@ void make_sums(const float* a, int64_t lda, int64_t M2, int64_t K2, int64_t r0, 
 // One run's operands and its division into tasks.
 struct Job {
   int64_t M2, K2, N2, N, panels, groups;
+  int64_t k0, kw;  // the steps [k0, k0 + kw) of K2 this job runs (all of them but in run_ksplit)
   int64_t r0, r1;  // the row block being run (rows of the half); sums hold its rows
   const float *a, *packed, *bias, *res;
   int64_t lda;
@@ -275,7 +280,7 @@ float* block_buffer(size_t floats) {
 void run_product(const Job& j, int pi, int64_t g, float* buf, int64_t qstride, int64_t ld, const float* next,
                  int64_t next_nb) {
   alignas(64) static const float kZeros[64] = {};
-  const int64_t K2 = j.K2, N2 = j.N2, N = j.N;
+  const int64_t K2 = j.K2, N2 = j.N2, N = j.N, k0 = j.k0, kw = j.kw;
   const int64_t r0 = j.r0, r1 = j.r1;
   const Span sp = group_span(j.panels, g);
   const int64_t p0 = sp.p0, nb = sp.nb;
@@ -284,14 +289,14 @@ void run_product(const Job& j, int pi, int64_t g, float* buf, int64_t qstride, i
   TileArgs t;
   // abase: the operand's row r0 (the sums hold the block's rows only).
   if (P.a < 5)
-    t.a = j.sums + static_cast<size_t>(P.a) * static_cast<size_t>((r1 - r0) * K2), t.lda = K2;
+    t.a = j.sums + static_cast<size_t>(P.a) * static_cast<size_t>((r1 - r0) * kw), t.lda = kw;
   else if (P.a == 5)
-    t.a = j.a + r0 * j.lda, t.lda = j.lda;
+    t.a = j.a + r0 * j.lda + k0, t.lda = j.lda;
   else
-    t.a = j.a + (j.M2 + r0) * j.lda + K2, t.lda = j.lda;
+    t.a = j.a + (j.M2 + r0) * j.lda + K2 + k0, t.lda = j.lda;
   const float* const abase = t.a;
-  t.K2 = K2, t.ldc = N, t.nd = P.nq;
-  t.w = j.packed + static_cast<size_t>(pi) * static_cast<size_t>(K2 * N2) + p0 * K2 * 16;
+  t.K2 = kw, t.ldc = N, t.nd = P.nq;
+  t.w = j.packed + static_cast<size_t>(pi) * static_cast<size_t>(K2 * N2) + (p0 * K2 + k0 * nb) * 16;
   t.kind = j.kind == kOther ? kNone : j.kind;
   t.alpha = j.act ? j.act->alpha : 0.f, t.beta = j.act ? j.act->beta : 0.f;
   // The next call's group of B (the next product's, or in product-major
@@ -311,8 +316,8 @@ void run_product(const Job& j, int pi, int64_t g, float* buf, int64_t qstride, i
   // 768 1.04-1.08 -> 0.97; BERT-base at batch 1 148-153 -> 136-140 ms, two
   // threads 78-80 -> 72-74).
   // A tile prefetching one line every 1 << s steps takes per(s) lines.
-  const auto per_tile = [K2](int s) { return (K2 + (int64_t{1} << s) - 1) >> s; };
-  const int64_t lines = next_nb * K2;
+  const auto per_tile = [kw](int s) { return (kw + (int64_t{1} << s) - 1) >> s; };
+  const int64_t lines = next_nb * kw;
   int shift = 0;
   while (shift < kMaxPrefetchShift && nt * per_tile(shift + 1) >= lines) ++shift;
   const int64_t per = per_tile(shift), needed = (lines + per - 1) / per;
@@ -366,7 +371,8 @@ void run_product(const Job& j, int pi, int64_t g, float* buf, int64_t qstride, i
 // 3072 -> 768 GEMM at batch 1 (2.75 MB of operands) on two threads, B from
 // memory, 2.13 -> 2.01 ms (medians of six alternating runs), 3% of its
 // time in the model; at batch 8 (3.6 MB) no change.
-bool operands_fit(const Job& j) { return j.nprod * (j.r1 - j.r0) * j.K2 * int64_t{sizeof(float)} <= kOperandBytes; }
+// Whether the row block's operands (the form's products' A rows) take at most kOperandBytes.
+bool operands_fit(const Job& j) { return j.nprod * (j.r1 - j.r0) * j.kw * int64_t{sizeof(float)} <= kOperandBytes; }
 
 void run_groups(const Job& j, int64_t g0, int64_t g1) {
   if (g0 >= g1) return;
@@ -390,7 +396,7 @@ void run_groups(const Job& j, int64_t g0, int64_t g1) {
     if (i + 1 < n) {
       at(i + 1, &pn, &gn);
       const Span sn = group_span(j.panels, gn);
-      next = j.packed + static_cast<size_t>(pn) * static_cast<size_t>(j.K2 * j.N2) + sn.p0 * j.K2 * 16;
+      next = j.packed + static_cast<size_t>(pn) * static_cast<size_t>(j.K2 * j.N2) + (sn.p0 * j.K2 + j.k0 * sn.nb) * 16;
       next_nb = sn.nb;
     }
     float* const gb = buf && outer ? buf + (group_span(j.panels, g).p0 - c0) * 16 : buf;
@@ -417,12 +423,12 @@ void run_groups(const Job& j, int64_t g0, int64_t g1) {
 void run_rows(Job& j, bool sums, int64_t m0, int64_t m1, int64_t most, bool spread) {
   const int64_t blocks = (m1 - m0 + most - 1) / most;
   const int64_t step = ((m1 - m0 + blocks - 1) / blocks + 5) / 6 * 6;
-  const size_t sum_bytes = static_cast<size_t>(5 * std::min(step, m1 - m0) * j.K2) * sizeof(float);
+  const size_t sum_bytes = static_cast<size_t>(5 * std::min(step, m1 - m0) * j.kw) * sizeof(float);
   j.sums = sums ? static_cast<float*>(scratch(sum_bytes)) : nullptr;
   for (j.r0 = m0; j.r0 < m1; j.r0 = j.r1) {
     j.r1 = std::min(m1, j.r0 + step);
     if (!spread) {
-      if (sums) make_sums(j.a, j.lda, j.M2, j.K2, j.r0, j.r1, j.r0, j.r1 - j.r0, j.sums);
+      if (sums) make_sums(j.a, j.lda, j.M2, j.K2, j.k0, j.kw, j.r0, j.r1, j.r0, j.r1 - j.r0, j.sums);
       run_groups(j, 0, j.groups);
       continue;
     }
@@ -431,18 +437,84 @@ void run_rows(Job& j, bool sums, int64_t m0, int64_t m1, int64_t most, bool spre
     const int64_t threads = std::min(compute_threads(), j.groups);
     const bool own = sums && (threads == 1 || operands_fit(j));
     if (sums && !own)
-      parallel_for(j.r1 - j.r0, std::max<int64_t>(1, 4096 / j.K2), [&](int64_t lo, int64_t hi) {
-        make_sums(j.a, j.lda, j.M2, j.K2, j.r0 + lo, j.r0 + hi, j.r0, j.r1 - j.r0, j.sums);
+      parallel_for(j.r1 - j.r0, std::max<int64_t>(1, 4096 / j.kw), [&](int64_t lo, int64_t hi) {
+        make_sums(j.a, j.lda, j.M2, j.K2, j.k0, j.kw, j.r0 + lo, j.r0 + hi, j.r0, j.r1 - j.r0, j.sums);
       });
     parallel_for(threads, 1, [&](int64_t lo, int64_t hi) {
       Job mine = j;
       if (own) {
         mine.sums = static_cast<float*>(scratch(sum_bytes));
-        make_sums(j.a, j.lda, j.M2, j.K2, j.r0, j.r1, j.r0, j.r1 - j.r0, mine.sums);
+        make_sums(j.a, j.lda, j.M2, j.K2, j.k0, j.kw, j.r0, j.r1, j.r0, j.r1 - j.r0, mine.sums);
       }
       for (int64_t t = lo; t < hi; ++t) run_groups(mine, t * j.groups / threads, (t + 1) * j.groups / threads);
     });
   }
+}
+
+// This thread's buffer for run_ksplit's partial products.
+float* split_buffer(size_t floats) {
+  thread_local std::vector<float> v;
+  if (v.size() < floats + 16) v.resize(floats + 16);
+  return reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(v.data()) + 63) & ~uintptr_t{63});
+}
+
+// c[0, n) += p[0, n), n a multiple of 16.
+__attribute__((target("avx512f"))) void add_row(float* c, const float* p, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16)
+    _mm512_storeu_ps(c + i, _mm512_add_ps(_mm512_loadu_ps(c + i), _mm512_loadu_ps(p + i)));
+}
+
+// Whether run_blocks splits K2 over the threads instead of the column
+// groups: Strassen's form, one row block whose operands do not fit
+// kOperandBytes but a thread's share of K2 does, and the other threads'
+// partial products within kSplitBytes.
+bool split_pays(const Job& j, bool sums, int64_t most, int64_t threads) {
+  if (!sums || threads < 2 || j.M2 > most) return false;
+  Job f = j;
+  f.r0 = 0, f.r1 = j.M2;
+  if (operands_fit(f)) return false;
+  f.kw = j.K2 / threads;
+  return f.kw >= kMinSplitSteps && operands_fit(f) &&
+         (threads - 1) * 2 * j.M2 * j.N * int64_t{sizeof(float)} <= kSplitBytes;
+}
+
+// The GEMM with K2 split over the threads (split_pays): thread t runs every
+// product over its share of the steps, with its own sums of A, thread 0
+// into C with the bias and the residual, the others into partial products;
+// then C gets their sum and the activation, rows over the threads.
+// Where the column groups were spread instead, each thread read every
+// operand row, half of them from the other core's cache (the sums made a
+// share each, and A itself written by the previous GEMM's threads a column
+// share each: the very shares of K2 here). BERT-base at batch 1 on two
+// threads of an Intel Xeon (medians of eight alternating runs): its twelve
+// 3072 -> 768 GEMMs 23.6 -> 22.6 ms, the model 74.6 -> 73.1 ms.
+void run_split(const Job& j, int64_t threads) {
+  const int64_t M = 2 * j.M2, N = j.N;
+  const size_t cfl = static_cast<size_t>(M * N);
+  float* const parts = split_buffer(static_cast<size_t>(threads - 1) * cfl);
+  Job base = j;
+  base.r0 = 0, base.r1 = j.M2;
+  base.act = nullptr, base.kind = kNone, base.gelu = false;  // after the sum
+  parallel_for(threads, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      Job mine = base;
+      mine.k0 = t * j.K2 / threads, mine.kw = (t + 1) * j.K2 / threads - mine.k0;
+      if (t > 0) mine.c = parts + static_cast<size_t>(t - 1) * cfl, mine.bias = nullptr, mine.res = nullptr;
+      mine.sums = static_cast<float*>(scratch(static_cast<size_t>(5 * j.M2 * mine.kw) * sizeof(float)));
+      make_sums(j.a, j.lda, j.M2, j.K2, mine.k0, mine.kw, 0, j.M2, 0, j.M2, mine.sums);
+      run_groups(mine, 0, j.groups);
+    }
+  });
+  parallel_for(M, std::max<int64_t>(1, 4096 / N), [&](int64_t lo, int64_t hi) {
+    for (int64_t r = lo; r < hi; ++r) {
+      float* row = j.c + r * N;
+      for (int64_t t = 1; t < threads; ++t) add_row(row, parts + static_cast<size_t>(t - 1) * cfl + r * N, N);
+      if (j.gelu)
+        gelu_avx512(row, N);
+      else if (j.act && j.kind != kNone)
+        j.act->apply_range(row, 0, N);
+    }
+  });
 }
 
 // The whole GEMM: row blocks of A's operand rows within kBlockBytes,
@@ -458,6 +530,10 @@ void run_blocks(Job& j, bool sums) {
   if (sums) most = std::min(most, kStrassenBlockRows);
   j.groups = group_count(j.panels);
   const int64_t threads = compute_threads();
+  if (split_pays(j, sums, most, threads)) {
+    run_split(j, threads);
+    return;
+  }
   if (!sums || threads < 2 || j.M2 < threads * kStrassenBlockRows) {
     run_rows(j, sums, 0, j.M2, most, true);
     return;
@@ -476,6 +552,7 @@ void run_form(bool strassen, int64_t M, int64_t N, int64_t K, const float* a, in
   Job j;
   const int64_t d = strassen ? 2 : 1;  // Strassen's products are of halves
   j.M2 = M / d, j.K2 = K / d, j.N2 = N / d, j.N = N, j.panels = j.N2 / 16;
+  j.k0 = 0, j.kw = j.K2;
   j.a = a, j.lda = lda, j.packed = packed, j.bias = bias, j.res = res, j.c = c, j.act = act;
   j.kind = act ? act512::kind_of(*act) : act512::kNone;
   j.gelu = j.kind == act512::kOther && act->op == "Gelu";
