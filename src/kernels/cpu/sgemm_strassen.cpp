@@ -21,8 +21,15 @@ namespace openacl::kernels::cpu::sgemm_strassen {
 namespace {
 
 // Rows per tile for a group of nb 16-column panels: 24 sums in registers
-// (16 for one panel), the rest of the 32 for B's vectors.
-constexpr int kTileRows[5] = {0, 16, 12, 8, 6};
+// (16 for one panel), the rest of the 32 for B's vectors; 28 for four
+// panels, with the 32nd register for A's broadcast GCC keeps one sum on the
+// stack. Tiles of six rows left BERT's 64-row halves at batch 1 two tiles of
+// five, each row of which took 10% longer than a row of six (per-tile
+// cycle counts in the model); with seven, ten tiles of six or seven. BERT-base
+// at batch 1 on an Intel Xeon (medians of alternating runs): one thread 137.7
+// -> 136.1 ms, its three Strassen GEMMs 1.3-1.6% faster; batch 8 and the
+// shapes alone (1024 x 768 x 3072, 1024 x 768 x 2304, B hot) unchanged.
+constexpr int kTileRows[5] = {0, 16, 12, 8, 7};
 // A's operand rows of one row block stay within this many bytes (half a Zen
 // 4's L2) while the block's column groups read them (128 x 3072 x 768 on
 // one thread: 5.4 ms with a quarter, 5.1 with half).
