@@ -259,7 +259,7 @@ void make_sums(const float* a, int64_t lda, int64_t M2, int64_t K2, int64_t k0, 
 // One run's operands and its division into tasks.
 struct Job {
   int64_t M2, K2, N2, N, panels, groups;
-  int64_t k0, kw;  // the steps [k0, k0 + kw) of K2 this job runs (all of them but in run_ksplit)
+  int64_t k0, kw;  // the steps [k0, k0 + kw) of K2 this job runs (all of them but in run_split)
   int64_t r0, r1;  // the row block being run (rows of the half); sums hold its rows
   const float *a, *packed, *bias, *res;
   int64_t lda;
@@ -458,7 +458,7 @@ void run_rows(Job& j, bool sums, int64_t m0, int64_t m1, int64_t most, bool spre
   }
 }
 
-// This thread's buffer for run_ksplit's partial products.
+// This thread's buffer for run_split's partial products.
 float* split_buffer(size_t floats) {
   thread_local std::vector<float> v;
   if (v.size() < floats + 16) v.resize(floats + 16);
