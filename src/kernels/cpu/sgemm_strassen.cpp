@@ -271,12 +271,26 @@ struct Job {
   int nprod;
 };
 
-// This thread's block buffer of at least `floats` floats, 64-byte aligned
-// (grows on a first run only).
-float* block_buffer(size_t floats) {
-  thread_local std::vector<float> v;
+// At least `floats` floats of v, 64-byte aligned (v grows on a first run only).
+float* aligned_floats(std::vector<float>& v, size_t floats) {
   if (v.size() < floats + 16) v.resize(floats + 16);
   return reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(v.data()) + 63) & ~uintptr_t{63});
+}
+
+// This thread's block buffer of at least `floats` floats.
+float* block_buffer(size_t floats) {
+  thread_local std::vector<float> v;
+  return aligned_floats(v, floats);
+}
+
+// The activation on n stored floats of C: Gelu by gelu512.h, the others by
+// Activation::apply_range (where act512 has no vector form, or after
+// run_split's sum).
+void apply_stored(const Job& j, float* row, int64_t n) {
+  if (j.gelu)
+    gelu_avx512(row, n);
+  else
+    j.act->apply_range(row, 0, n);
 }
 
 // Product pi of column group g over the row block [j.r0, j.r1), tile by
@@ -351,13 +365,7 @@ void run_product(const Job& j, int pi, int64_t g, float* buf, int64_t qstride, i
     if (j.kind == kOther)  // an activation without a vector form in act512: on the stored rows
       for (int q = 0; q < P.nq; ++q)
         if (P.d[q].last)
-          for (int64_t i = 0; i < tb - ta; ++i) {
-            float* row = t.d[q].out + i * N;
-            if (j.gelu)
-              gelu_avx512(row, nb * 16);
-            else
-              j.act->apply_range(row, 0, nb * 16);
-          }
+          for (int64_t i = 0; i < tb - ta; ++i) apply_stored(j, t.d[q].out + i * N, nb * 16);
   }
 }
 
@@ -461,8 +469,7 @@ void run_rows(Job& j, bool sums, int64_t m0, int64_t m1, int64_t most, bool spre
 // This thread's buffer for run_split's partial products.
 float* split_buffer(size_t floats) {
   thread_local std::vector<float> v;
-  if (v.size() < floats + 16) v.resize(floats + 16);
-  return reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(v.data()) + 63) & ~uintptr_t{63});
+  return aligned_floats(v, floats);
 }
 
 // c[0, n) += p[0, n), n a multiple of 16.
@@ -516,10 +523,7 @@ void run_split(const Job& j, int64_t threads) {
     for (int64_t r = lo; r < hi; ++r) {
       float* row = j.c + r * N;
       for (int64_t t = 1; t < threads; ++t) add_row(row, parts + static_cast<size_t>(t - 1) * cfl + r * N, N);
-      if (j.gelu)
-        gelu_avx512(row, N);
-      else if (j.act && j.kind != kNone)
-        j.act->apply_range(row, 0, N);
+      if (j.act && j.kind != kNone) apply_stored(j, row, N);
     }
   });
 }

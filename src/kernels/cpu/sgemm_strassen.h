@@ -20,8 +20,8 @@
 //   C11 = P1 + P4 - P5 + P7       C12 = P3 + P5
 //   C21 = P2 + P4                 C22 = P1 - P2 + P3 + P6
 // B's seven combinations are made once, at load (or by atc). A's five sums
-// are made per run into the calling thread's scratch (5/4 of a quarter of
-// A: small against the products). Each product goes tile by tile (up to 7
+// are made per run into the scratch of the threads that read them (5/4 of
+// a quarter of A: small against the products). Each product goes tile by tile (up to 7
 // rows x 64 columns of sums in registers, one pass over K/2, as the pointwise
 // convolution's loops) and adds its tile into the one or two quadrants of C
 // it belongs to: the first product to reach a quadrant writes bias +
