@@ -180,7 +180,7 @@ __attribute__((target("avx512f"))) void tile_kernel(const TileArgs& t) {
   for (int64_t k = 0; k < t.K2; ++k, w += NB * 16) {
     if (pf && (k & ((int64_t{1} << t.pf_shift) - 1)) == 0)
       _mm_prefetch(reinterpret_cast<const char*>(pf + (k >> t.pf_shift) * 16), _MM_HINT_T1);
-    if (t.ahead) {
+    if (t.ahead) {  // past the last group's end too: a prefetch never faults
 #pragma GCC unroll 4
       for (int j = 0; j < NB; ++j)
         _mm_prefetch(reinterpret_cast<const char*>(w + (t.ahead * NB + j) * 16), _MM_HINT_T0);
