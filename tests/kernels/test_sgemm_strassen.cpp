@@ -5,6 +5,11 @@
 // code, a vector one, and one applied from the stored rows).
 #include <cmath>
 #include <random>
+#include <string>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 #include "gemm_reference.h"
 #include "graph/passes.h"
@@ -64,19 +69,27 @@ TEST(SgemmStrassen, MatchesReference) {
   // M/2 around the 6-row tiles and two row blocks (K/2 = 2080: 63 rows per 512 KiB; M/2 =
   // 200 over the 96-row cap, and on two threads rows enough for each to take its own);
   // N/32 panels of 16 in groups of 4, 3 and 2; operands over kOperandBytes (7 x 64 rows x
-  // 900 floats) with two column groups or more per thread, the products one at a time.
+  // 900 floats): on two threads or more K/2 split over them, on one (below) the products
+  // one at a time over the column groups, each call's first tile prefetching its own B.
   const Case cases[] = {{2, 2, 32},    {14, 10, 96},  {26, 64, 160},  {128, 96, 224},
                         {140, 4160, 64}, {64, 300, 352}, {400, 64, 96}, {128, 1800, 512}};
   uint32_t seed = 1;
-  for (const Case& t : cases) {
+  const auto check = [&seed](const Case& t, const std::vector<bool>& layouts, const std::string& note) {
     ASSERT_TRUE(ss::fits(t.M, t.K, t.N));
     const std::vector<float> a = random_floats(t.M * t.K, seed++), b = random_floats(t.K * t.N, seed++);
     const std::vector<float> bias = random_floats(t.N, seed++), res = random_floats(t.M * t.N, seed++);
-    for (bool transposed : {false, true}) {
+    for (bool transposed : layouts) {
       const std::vector<float> packed = packed_b(b, t.K, t.N, ss::packed_floats(t.K, t.N), transposed, ss::pack);
-      expect_epilogues(t, a, b, bias, res, packed, ss::run, gemm_case_name(t.M, t.K, t.N, transposed));
+      expect_epilogues(t, a, b, bias, res, packed, ss::run, gemm_case_name(t.M, t.K, t.N, transposed) + note);
     }
-  }
+  };
+  for (const Case& t : cases) check(t, {false, true}, "");
+#if defined(_OPENMP)
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  check({128, 1800, 512}, {false}, ", one thread");
+  omp_set_num_threads(threads);
+#endif
 }
 
 // The plain form: rows around the 6-row tiles (and one, and a row block of

@@ -21,15 +21,16 @@
 //   C21 = P2 + P4                 C22 = P1 - P2 + P3 + P6
 // B's seven combinations are made once, at load (or by atc). A's five sums
 // are made per run into the scratch of the threads that read them (5/4 of
-// a quarter of A: small against the products). Each product goes tile by tile (up to 7
-// rows x 64 columns of sums in registers, one pass over K/2, as the pointwise
-// convolution's loops) and adds its tile into the one or two quadrants of C
-// it belongs to: the first product to reach a quadrant writes bias +
-// residual + its sums, the last adds its own, applies the activation and
-// writes C. C is computed in blocks of rows x 64 columns, all seven
-// products per block (where a row block's seven A operands are large, each
-// product over all of a thread's blocks of columns in turn); the quadrant
-// tiles' running sums stay in a compact per-thread buffer (L1/L2) between
+// a quarter of A: small against the products). Each product goes tile by
+// tile (up to 7 rows x 64 columns of sums in registers, one pass over K/2,
+// as the pointwise convolution's loops) and adds its tile into the one or
+// two quadrants of C it belongs to: the first product to reach a quadrant
+// writes bias + residual + its sums, the last adds its own, applies the
+// activation and writes C. C is computed in blocks of rows x 64 columns,
+// all seven products per block (where a row block's seven A operands are
+// large, each product over all of a thread's blocks of columns in turn,
+// each call's first tile prefetching its own B); the quadrant tiles'
+// running sums stay in a compact per-thread buffer (L1/L2) between
 // them, and C is written once. Where one row block's operands exceed 1.5
 // MB but a thread's share of K/2 would not, the threads split K/2 instead
 // of the columns, and their partial products are summed after.
