@@ -408,6 +408,42 @@ def build_om(onnx_path, out_dir):
     return pathlib.Path(f"{om}.om"), time.perf_counter() - t0
 
 
+def model_files(path):
+    """The files a runtime reads to load `path`: the file itself and, for an
+    ONNX model, the external-data files its initializers name."""
+    files = [pathlib.Path(path)]
+    if str(path).endswith(".onnx"):
+        import onnx
+        g = onnx.load(str(path), load_external_data=False).graph
+        for t in g.initializer:
+            for e in t.external_data:
+                if e.key == "location":
+                    f = pathlib.Path(path).parent / e.value
+                    if f not in files:
+                        files.append(f)
+    return files
+
+
+def set_page_cache(files, cold):
+    """Before a timed load: cold, drop the files from the page cache (the load
+    then reads them from disk); else read them through it, so that the load
+    measures the runtime and not what the machine happened to keep. Some VMs
+    reclaim page cache steadily: on the Intel Xeon host, 45 MB of a 983 MB
+    .om went in 30 idle seconds, and the first load of a cell paid for
+    reading them back."""
+    for f in files:
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            if cold:
+                os.fsync(fd)  # pages still dirty from writing (atc's .om) cannot be dropped
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            else:
+                while os.read(fd, 8 << 20):
+                    pass
+        finally:
+            os.close(fd)
+
+
 def cell_cpus(threads):
     """The first `threads` CPUs this process may use, for every runtime of a
     cell; None where that is all of them (nothing to pin)."""
@@ -429,8 +465,10 @@ def run_cell(spec, om, threads, runtimes, opts, tmp):
         np.ascontiguousarray(np.load(f)).tofile(r)
         raw += ["--input", str(r)]
     children = {}
+    files = {"om": [om], "onnx": model_files(onnx_path)}
     # Started and loaded one after another: load times are not disturbed by each other.
     for rt in runtimes:
+        set_page_cache(files["om" if rt.startswith("openacl") else "onnx"], opts.cold_load)
         dump = os.path.join(tmp, f"{rt}.out")
         if rt == "openacl_c":
             exe = BUILD / "bin" / "model_bench"
@@ -468,6 +506,7 @@ def run_cell(spec, om, threads, runtimes, opts, tmp):
     # OpenACL's ONNX load (the library compiles the graph), in a process of its own.
     onnx_load = {}
     if "openacl_py" in runtimes:
+        set_page_cache(files["onnx"], opts.cold_load)
         c = Child("openacl_onnx_load", me + ["--worker", "openacl_onnx_load", "--worker-dump", os.devnull] + common,
                   env, tmp)
         try:
@@ -570,7 +609,8 @@ def markdown(doc):
                  + ", ".join(f"{v:.0f} GFLOP/s on {k} thread{'s' if k != '1' else ''}"
                              for k, v in peak.get("gflops", {}).items())
                  + f"; commit {m['commit']}; load average {m['loadavg_before'][0]:.2f} before, "
-                 f"{m.get('loadavg_after', [0])[0]:.2f} after")
+                 f"{m.get('loadavg_after', [0])[0]:.2f} after"
+                 + ("; loads from disk (--cold-load)" if doc.get("settings", {}).get("cold_load") else ""))
     lines.append("")
     lines.append("| model | batch | threads | runtime | median ms | p90 ms | inf/s | vs best peer | GFLOP/s "
                  "| % peak | peak RSS MB | load ms | agrees (max abs diff) |")
@@ -632,6 +672,9 @@ def main():
     ap.add_argument("--no-pin", dest="pin", action="store_false",
                     help="let the scheduler place each runtime (default: a cell's runtimes share its first t CPUs)")
     ap.add_argument("--gap-ms", type=float, default=20, help="pause between two runtimes' turns")
+    ap.add_argument("--cold-load", action="store_true",
+                    help="drop each runtime's model files from the page cache before its timed load "
+                         "(default: read them into it first)")
     ap.add_argument("--json", default=str(ROOT / "bench" / "results" / "models.json"))
     ap.add_argument("--md", help="also write the Markdown table here")
     # Worker mode (the child processes); not for people.
@@ -663,7 +706,7 @@ def main():
 
     doc = {"machine": machine_facts(), "settings": {k: getattr(opts, k) for k in ("rounds", "iters", "warmup",
                                                                                     "turn_warmup", "pin", "gap_ms",
-                                                                                    "quick")},
+                                                                                    "quick", "cold_load")},
            "tolerance": {"rtol": RTOL, "atol": ATOL, "atol_scaled_to_outputs_below_1": True}}
     doc["peak"] = measure_peak(max(threads), q)
     with tempfile.TemporaryDirectory() as tmp:
