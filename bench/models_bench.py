@@ -2,7 +2,7 @@
 """Real models side by side: OpenACL (Python and C) next to onnxruntime and OpenVINO.
 
     python3 bench/models_bench.py [--quick] [--models a,b] [--threads 1,2] [--batches 1,8]
-                                  [--json FILE] [--md FILE] [--model-file PATH]
+                                  [--json FILE] [--md FILE] [--model-file PATH] [--cold-load]
 
 1. Models: scripts/make_models.py writes them into build/models (cached by its
    STAMP); batch N > 1 comes from its `--batch N` (same weights, the seeded
@@ -22,8 +22,11 @@
    use; --no-pin leaves them to the scheduler, which kept a process on the
    CPU it last ran on: on a VM whose one vCPU turned slow for a while, the
    runtimes that happened to sit there ran 1.4x slower for the whole cell).
-   Each loads its model (timed) and runs warm-up executes; then rounds are
-   interleaved (A, B, C, D, A, B, ...) so machine noise hits all alike. Each
+   Each loads its model (timed; its files read through the page cache just
+   before, or with --cold-load dropped from it: the load then reads them
+   from disk, except pages an earlier process of the cell still maps) and
+   runs warm-up executes; then rounds are interleaved (A, B, C, D, A, B,
+   ...) so machine noise hits all alike. Each
    turn starts with --turn-warmup executes (default 1) outside the median:
    the first execute after another process's turn runs on caches that
    process left (and openacl_c, after openacl_py on the same .om, on warm
