@@ -48,6 +48,7 @@ model's FLOPs take at the measured peak). Timings are reported, never
 asserted.
 """
 import argparse
+import functools
 import json
 import os
 import pathlib
@@ -411,9 +412,11 @@ def build_om(onnx_path, out_dir):
     return pathlib.Path(f"{om}.om"), time.perf_counter() - t0
 
 
+@functools.lru_cache(maxsize=None)
 def model_files(path):
     """The files a runtime reads to load `path`: the file itself and, for an
-    ONNX model, the external-data files its initializers name."""
+    ONNX model, the external-data files its initializers name (parsed once
+    per model, not per cell)."""
     files = [pathlib.Path(path)]
     if str(path).endswith(".onnx"):
         import onnx
@@ -424,7 +427,7 @@ def model_files(path):
                     f = pathlib.Path(path).parent / e.value
                     if f not in files:
                         files.append(f)
-    return files
+    return tuple(files)
 
 
 def set_page_cache(files, cold):
@@ -468,7 +471,7 @@ def run_cell(spec, om, threads, runtimes, opts, tmp):
         np.ascontiguousarray(np.load(f)).tofile(r)
         raw += ["--input", str(r)]
     children = {}
-    files = {"om": [om], "onnx": model_files(onnx_path)}
+    files = {"om": (om,), "onnx": model_files(onnx_path)}
     # Started and loaded one after another: load times are not disturbed by each other.
     for rt in runtimes:
         set_page_cache(files["om" if rt.startswith("openacl") else "onnx"], opts.cold_load)

@@ -20,6 +20,14 @@ BENCH = H.REPO_ROOT / "bench" / "models_bench.py"
 HAVE_OPENVINO = importlib.util.find_spec("openvino") is not None
 
 
+def bench_module():
+    """bench/models_bench.py as a module, for its pure functions."""
+    spec = importlib.util.spec_from_file_location("models_bench", BENCH)
+    mb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mb)
+    return mb
+
+
 def tiny_model(path, batch=2):
     """x [batch,3,8,8] -> Conv 4x3x3x3 (pad 1) -> Relu -> Flatten -> Gemm 256->10."""
     rng = np.random.default_rng(1)
@@ -92,9 +100,7 @@ def test_models_bench_quick_on_a_model_file(tmp_path):
 def test_models_bench_marks_a_mismatch(tmp_path):
     """A mismatch and a runtime that failed to start are marked in the table,
     not fatal: derive() and markdown() on a crafted result (pure functions)."""
-    spec = importlib.util.spec_from_file_location("models_bench", BENCH)
-    mb = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mb)
+    mb = bench_module()
     doc = {"machine": {"cpu": "x", "cores": 1, "commit": "c", "loadavg_before": [0.0], "loadavg_after": [0.0]},
            "peak": {"isa": "avx2+fma", "gflops": {"1": 100.0}},
            "models": {"m (batch 1)": {"gflop_per_sample": 1.0, "unknown_ops": 0, "atc_s": 0.1}},
@@ -121,9 +127,7 @@ def test_models_bench_agreement_scales_to_small_outputs():
     logits with seeded random weights), so the absolute tolerance scales
     down to an output's largest magnitude below 1; outputs of magnitude 1 or
     more keep rtol 1e-3, atol 1e-4."""
-    spec = importlib.util.spec_from_file_location("models_bench", BENCH)
-    mb = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mb)
+    mb = bench_module()
     layout = [("float32", [2, 3]), ("float32", [4])]
     big = np.array([1, -2, 3, 40, 0, 6], np.float32)
     tiny = np.array([1e-9, -2e-9, 3e-9, 5e-10], np.float32)
@@ -146,15 +150,13 @@ def test_models_bench_page_cache_before_loads(tmp_path):
     """model_files names an ONNX model's external-data files too;
     set_page_cache reads them into the page cache, or (--cold-load) drops
     them from it, before a runtime's timed load."""
-    spec = importlib.util.spec_from_file_location("models_bench", BENCH)
-    mb = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mb)
+    mb = bench_module()
     model = tmp_path / "tiny.onnx"
     tiny_model(model)
-    assert mb.model_files(model) == [model]
+    assert mb.model_files(model) == (model,)
     m = onnx.load(str(model))
     onnx.save(m, str(tmp_path / "ext.onnx"), save_as_external_data=True, location="ext.data", size_threshold=0)
-    assert mb.model_files(tmp_path / "ext.onnx") == [tmp_path / "ext.onnx", tmp_path / "ext.data"]
+    assert mb.model_files(tmp_path / "ext.onnx") == (tmp_path / "ext.onnx", tmp_path / "ext.data")
     om = tmp_path / "x.om"
     om.write_bytes(os.urandom(1 << 20))
 
